@@ -1,0 +1,61 @@
+// normkit: the AArch64 NEON pieces xsimd 8.1 lacks -- 16-bit widen/pack and fp16 conversions.
+// Templates on Arch, like arch_x86.hpp, so no symbol is shared with baseline code.
+#pragma once
+
+#if defined(__aarch64__)
+
+#include <arm_neon.h>  // vshll_n_u16, vmovn_u32, vcvt_f32_f16, vcvt_f16_f32
+#include <xsimd/xsimd.hpp>
+
+#include <cstdint>  // std::uint16_t, std::uint32_t
+
+namespace normkit {
+namespace detail {
+namespace neon {
+
+template <class Arch>
+xsimd::batch<std::uint32_t, Arch> widen_u16(const std::uint16_t* p) {
+  return vmovl_u16(vld1_u16(p));
+}
+
+template <class Arch>
+void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
+  vst1_u16(p, vmovn_u32(v));
+}
+
+// fcvtl / fcvtn: exact widening (sNaN quieted), RNE narrowing with subnormals under the default
+// FPCR (no FZ16); equal to the scalar conversions (test_types, run under qemu-aarch64).
+template <class Arch>
+xsimd::batch<float, Arch> fp16_load(const std::uint16_t* p) {
+  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+
+template <class Arch>
+void fp16_store(std::uint16_t* p, xsimd::batch<float, Arch> v) {
+  vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+}
+
+template <class Arch>
+xsimd::batch<float, Arch> fp16_round_trip(xsimd::batch<float, Arch> v) {
+  return vcvt_f32_f16(vcvt_f16_f32(v));
+}
+
+template <class Arch>
+void stream_f32(float* p, xsimd::batch<float, Arch> v) {
+  v.store_aligned(p);  // no non-temporal hint worth having here
+}
+
+template <class Arch>
+void store_fence() {}
+
+template <class Arch>
+void prefetch(const void* p) {
+  __builtin_prefetch(p);
+}
+
+}  // namespace neon
+namespace arch_impl = neon;
+}  // namespace detail
+}  // namespace normkit
+
+#endif

@@ -1,0 +1,101 @@
+// normkit: the x86 pieces xsimd 8.1 lacks -- 16-bit widen/pack and F16C conversions.
+// One intrinsic per arch family (g++ 12 turns pure-xsimd 16-bit widening into stack round trips,
+// TOOLCHAIN.md section 2). Every function is a template on Arch: per-ISA translation units then
+// never share a symbol with baseline code (TOOLCHAIN.md, X2).
+#pragma once
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+
+#include <immintrin.h>  // _mm256_cvtepu16_epi32, _mm256_cvtph_ps, _mm512_cvtepi32_epi16, ...
+#include <xsimd/xsimd.hpp>
+
+#include <cstdint>      // std::uint16_t, std::uint32_t
+#include <type_traits>  // std::is_base_of
+
+namespace normkit {
+namespace detail {
+namespace x86 {
+
+template <class Arch>
+constexpr bool is_avx512 = std::is_base_of<xsimd::avx512f, Arch>::value;
+template <class Arch>
+constexpr bool is_avx2 = std::is_base_of<xsimd::avx2, Arch>::value && !is_avx512<Arch>;
+
+// u16 -> u32 zero extension of one batch worth of lanes (vpmovzxwd).
+template <class Arch>
+xsimd::batch<std::uint32_t, Arch> widen_u16(const std::uint16_t* p) {
+  if constexpr (is_avx512<Arch>)
+    return _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  else
+    return _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// u32 lanes (each <= 0xffff) -> u16 store (vpmovdw / packusdw).
+template <class Arch>
+void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
+  if constexpr (is_avx512<Arch>) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(v));
+  } else {
+    const __m256i r = v;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                     _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+  }
+}
+
+// fp16 -> float (vcvtph2ps): exact, sNaN quieted -- proven equal to the scalar widening over
+// all 65,536 patterns by test_types.
+template <class Arch>
+xsimd::batch<float, Arch> fp16_load(const std::uint16_t* p) {
+  if constexpr (is_avx512<Arch>)
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  else
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// float -> fp16 (vcvtps2ph) with an explicit round-to-nearest-even immediate: the
+// _MM_FROUND_CUR_DIRECTION form follows MXCSR (TOOLCHAIN.md, X8). Subnormals kept, F16C ignores
+// FTZ/DAZ; equal to the scalar narrowing over all 2^32 inputs (test_types, exhaustive label).
+template <class Arch>
+void fp16_store(std::uint16_t* p, xsimd::batch<float, Arch> v) {
+  if constexpr (is_avx512<Arch>)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  else
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// f(fp16(v)) in registers: the round-twice intermediate.
+template <class Arch>
+xsimd::batch<float, Arch> fp16_round_trip(xsimd::batch<float, Arch> v) {
+  if constexpr (is_avx512<Arch>)
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  else
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// Non-temporal store of one float batch (p aligned to the batch size).
+template <class Arch>
+void stream_f32(float* p, xsimd::batch<float, Arch> v) {
+  if constexpr (is_avx512<Arch>)
+    _mm512_stream_ps(p, v);
+  else
+    _mm256_stream_ps(p, v);
+}
+
+template <class Arch>
+void store_fence() {
+  _mm_sfence();
+}
+
+template <class Arch>
+void prefetch(const void* p) {
+  _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0);
+}
+
+}  // namespace x86
+namespace arch_impl = x86;
+}  // namespace detail
+}  // namespace normkit
+
+#endif

@@ -1,0 +1,66 @@
+// normkit: SIMD loads, stores and round trips of each storage type, bit-equal to the scalar
+// conversions in types.hpp (test_types checks every 16-bit pattern and, under the exhaustive
+// label, every float pattern, per ISA).
+#pragma once
+
+#include <xsimd/xsimd.hpp>
+
+#include <cstdint>  // std::uint16_t, std::uint32_t
+
+#include "../types.hpp"
+#include "arch_neon.hpp"
+#include "arch_x86.hpp"
+
+namespace normkit {
+namespace detail {
+
+template <class T, class Arch>
+struct io;
+
+template <class Arch>
+struct io<float, Arch> {
+  using batch = xsimd::batch<float, Arch>;
+  static batch load(const float* p) { return batch::load_unaligned(p); }
+  static void store(float* p, batch v) { v.store_unaligned(p); }
+  static batch round_through(batch v) { return v; }
+};
+
+template <class Arch>
+struct io<bf16, Arch> {
+  using batch = xsimd::batch<float, Arch>;
+  using ubatch = xsimd::batch<std::uint32_t, Arch>;
+
+  // contract: to float is exact -- the bits move up 16 places.
+  static batch load(const bf16* p) {
+    return xsimd::bitwise_cast<batch>(
+        arch_impl::widen_u16<Arch>(reinterpret_cast<const std::uint16_t*>(p)) << 16);
+  }
+  // Same integer RNE as bf16_from_float_bits: (u + 0x7fff + lsb) >> 16; NaN -> (u >> 16) | 0x40.
+  // NaN is tested in the float domain (xsimd 8.1 emulates unsigned compares on AVX2).
+  static ubatch bits(batch v) {
+    const ubatch u = xsimd::bitwise_cast<ubatch>(v);
+    const ubatch rne = (u + ubatch(0x7fffu) + ((u >> 16) & ubatch(1u))) >> 16;
+    const ubatch qnan = (u >> 16) | ubatch(0x40u);
+    return xsimd::bitwise_cast<ubatch>(xsimd::select(xsimd::isnan(v), xsimd::bitwise_cast<batch>(qnan),
+                                                     xsimd::bitwise_cast<batch>(rne)));
+  }
+  static void store(bf16* p, batch v) {
+    arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), bits(v));
+  }
+  static batch round_through(batch v) { return xsimd::bitwise_cast<batch>(bits(v) << 16); }
+};
+
+template <class Arch>
+struct io<fp16, Arch> {
+  using batch = xsimd::batch<float, Arch>;
+  static batch load(const fp16* p) {
+    return arch_impl::fp16_load<Arch>(reinterpret_cast<const std::uint16_t*>(p));
+  }
+  static void store(fp16* p, batch v) {
+    arch_impl::fp16_store<Arch>(reinterpret_cast<std::uint16_t*>(p), v);
+  }
+  static batch round_through(batch v) { return arch_impl::fp16_round_trip<Arch>(v); }
+};
+
+}  // namespace detail
+}  // namespace normkit

@@ -1,0 +1,111 @@
+// normkit: how a policy turns into arithmetic. Written once over a value type V (float in the
+// reference, an xsimd batch in the kernels) and an Ops type that supplies fma and
+// "round through a storage type", so every path applies the same operations in the same order.
+#pragma once
+
+#include <cmath>        // std::sqrt, std::frexp, std::ldexp, std::fabs
+#include <cstddef>      // std::size_t
+#include <type_traits>  // std::conditional_t
+
+#include "../policy.hpp"
+#include "../types.hpp"
+
+namespace normkit {
+namespace detail {
+
+// The storage type of the round-twice intermediate.
+template <class Knobs, class In, class W>
+using mid_of = std::conditional_t<Knobs::mid == mid_type::input, In, W>;
+
+// contract: g_i = f(gamma_i) or 1.0f + f(gamma_i) (gain offset); 1.0f when gamma is null.
+template <class Knobs, class V>
+V gain_value(V gamma_f) {
+  if constexpr (Knobs::gain == gain_mode::plus_one)
+    return V(1.0f) + gamma_f;
+  else
+    return gamma_f;
+}
+
+// contract: n_i = v_i * inv  (multiply)   or   n_i = v_i / sqrt(ms + eps)  (divide).
+// `factor` is what row_factor returned: inv or the square root.
+template <class Knobs, class V>
+V normalized(V v, V factor) {
+  if constexpr (Knobs::norm == normalize::divide)
+    return v / factor;
+  else
+    return v * factor;
+}
+
+// contract: round_once : Out(n * g)            / LayerNorm with bias: Out(fma(n, g, b))
+//           round_twice: Out(f(Mid(n)) * g)    / LayerNorm with bias: Out(fma(f(Mid(n)), g, b))
+// Returns the fp32 value that the store rounds to Out.
+template <class Knobs, class Mid, class Ops, bool HasBias, class V>
+V affine(V n, V g, V b) {
+  V m = n;
+  if constexpr (Knobs::round == rounding::twice) m = Ops::template round_through<Mid>(n);
+  if constexpr (HasBias)
+    return Ops::fma(m, g, b);
+  else
+    return m * g;
+}
+
+// contract: ms = s / float(d); inv = 1.0f / sqrt(ms + eps)   (or the root itself for divide).
+// Scalar, once per row, shared by all paths; Tag keeps per-ISA copies apart.
+template <class Knobs, class Tag>
+float row_factor(float sum, std::size_t cols, float eps) {
+  const float mean = sum / static_cast<float>(cols);
+  const float root = std::sqrt(mean + eps);
+  if constexpr (Knobs::norm == normalize::divide)
+    return root;
+  else
+    return 1.0f / root;
+}
+
+// Overflow path (contract): e = frexp exponent of max |x_i|; rows are scaled by 2^-e (exact)
+// and eps by 2^-2e, applied as two exact-power multiplies so no intermediate underflows early.
+struct overflow_scale {
+  float scale;  // 2^-e
+  float eps;    // (eps * 2^-e) * 2^-e
+};
+
+template <class Tag>
+overflow_scale make_overflow_scale(float max_abs, float eps) {
+  int e = 0;
+  (void)std::frexp(max_abs, &e);
+  const float s = std::ldexp(1.0f, -e);  // exact: e <= 128, 2^-128 is a representable subnormal
+  return {s, (eps * s) * s};
+}
+
+// Largest finite float: sums beyond it mean overflow (Inf) or a non-finite input (NaN/Inf).
+constexpr float max_finite = 3.40282346638528859811704183484516925440e+38f;
+
+// Rare-path row scans (non-finite rows, overflow rows): plain loops, templated on Tag like every
+// helper a per-ISA translation unit may instantiate.
+template <class Tag, class In>
+bool all_finite(const In* x, std::size_t cols) {
+  for (std::size_t i = 0; i < cols; ++i) {
+    const float v = to_float(x[i]);
+    if (!(v - v == 0.0f)) return false;  // NaN or +-Inf
+  }
+  return true;
+}
+
+template <class Tag, class In>
+float max_abs(const In* x, std::size_t cols) {
+  float m = 0.0f;
+  for (std::size_t i = 0; i < cols; ++i) {
+    const float a = std::fabs(to_float(x[i]));
+    m = a > m ? a : m;
+  }
+  return m;
+}
+
+// contract: a row with a NaN or Inf gives the canonical quiet NaN of Out in every column.
+template <class Tag, class Out>
+void fill_nan(Out* y, std::size_t cols) {
+  const Out nan = from_float<Out>(bits_float(0x7fc00000u));
+  for (std::size_t i = 0; i < cols; ++i) y[i] = nan;
+}
+
+}  // namespace detail
+}  // namespace normkit

@@ -1,0 +1,79 @@
+// normkit: LayerNorm forward, shifted two-pass (never E[x^2] - E[x]^2).
+//
+//   y[r][i] = Out(policy((f(x[r][i]) - mean) / sqrt(var + eps), gamma[i], beta[i]))
+//
+// with the exact rounding points, reduction order and special-value rules of DESIGN.md.
+#pragma once
+
+#include <cstddef>  // std::size_t, std::nullptr_t
+
+#include "detail/run.hpp"
+#include "detail/validate.hpp"
+#include "policy.hpp"
+#include "status.hpp"
+#include "types.hpp"
+
+namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
+
+// gamma and beta: cols values each, or nullptr (gain 1 / no bias). Errors as for rms_norm, and y
+// must not overlap beta either.
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status layer_norm(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows,
+                                std::size_t cols, float eps, std::size_t x_stride, std::size_t y_stride) {
+  static_assert(is_storage_type<In>::value && is_storage_type<W>::value && is_storage_type<Out>::value,
+                "normkit: In, W and Out must each be float, normkit::bf16 or normkit::fp16");
+  static_assert(Policy::layer_norm_exact,
+                "normkit: this preset's LayerNorm convention is not reproduced exactly (the ONNX "
+                "LayerNormalization spec rounds the scaled value before adding B); use pytorch or "
+                "round_twice and check the difference");
+  const status st = impl::validate(x, gamma, beta, y, rows, cols, eps, x_stride, y_stride);
+  if (st != status::ok || rows == 0 || cols == 0) return st;
+  impl::run<detail::op_kind::layer_norm, Policy>(x, gamma, beta, y, rows, cols, eps, x_stride, y_stride);
+  return status::ok;
+}
+
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status layer_norm(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows,
+                                std::size_t cols, float eps) {
+  return normkit::layer_norm<Policy>(x, gamma, beta, y, rows, cols, eps, cols, cols);
+}
+
+// nullptr for gamma and/or beta (their type cannot be deduced from nullptr).
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status layer_norm(const In* x, std::nullptr_t, const W* beta, Out* y, std::size_t rows,
+                                std::size_t cols, float eps, std::size_t x_stride, std::size_t y_stride) {
+  return normkit::layer_norm<Policy>(x, static_cast<const W*>(nullptr), beta, y, rows, cols, eps, x_stride,
+                                     y_stride);
+}
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status layer_norm(const In* x, const W* gamma, std::nullptr_t, Out* y, std::size_t rows,
+                                std::size_t cols, float eps, std::size_t x_stride, std::size_t y_stride) {
+  return normkit::layer_norm<Policy>(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps, x_stride,
+                                     y_stride);
+}
+template <class Policy, class In, class Out>
+[[nodiscard]] status layer_norm(const In* x, std::nullptr_t, std::nullptr_t, Out* y, std::size_t rows,
+                                std::size_t cols, float eps, std::size_t x_stride, std::size_t y_stride) {
+  return normkit::layer_norm<Policy>(x, static_cast<const In*>(nullptr), static_cast<const In*>(nullptr), y, rows,
+                                     cols, eps, x_stride, y_stride);
+}
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status layer_norm(const In* x, std::nullptr_t, const W* beta, Out* y, std::size_t rows,
+                                std::size_t cols, float eps) {
+  return normkit::layer_norm<Policy>(x, static_cast<const W*>(nullptr), beta, y, rows, cols, eps, cols, cols);
+}
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status layer_norm(const In* x, const W* gamma, std::nullptr_t, Out* y, std::size_t rows,
+                                std::size_t cols, float eps) {
+  return normkit::layer_norm<Policy>(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps, cols, cols);
+}
+template <class Policy, class In, class Out>
+[[nodiscard]] status layer_norm(const In* x, std::nullptr_t, std::nullptr_t, Out* y, std::size_t rows,
+                                std::size_t cols, float eps) {
+  return normkit::layer_norm<Policy>(x, static_cast<const In*>(nullptr), static_cast<const In*>(nullptr), y, rows,
+                                     cols, eps, cols, cols);
+}
+
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit

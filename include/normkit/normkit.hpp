@@ -1,0 +1,24 @@
+// normkit: RMSNorm and LayerNorm kernels for LLM inference whose every rounding is a
+// compile-time policy and whose bits are the same on every ISA.
+//
+//   #include <normkit/normkit.hpp>
+//   normkit::status s = normkit::rms_norm<normkit::llama>(x, gamma, y, rows, cols, 1e-6f);
+//
+// Storage types float, normkit::bf16, normkit::fp16 in any combination for x (In), gamma/beta
+// (W) and y (Out); statistics always in fp32. Presets: llama, gemma, gemma3n, olmo2, t5, pytorch,
+// onnx (policy.hpp). Bit-parity assumes IEEE mode: no FTZ/DAZ (which -ffast-math start-up code
+// sets); including this header under -ffast-math is a compile error. No allocation, no
+// exceptions, no global state beyond the ISA choice (dispatch.hpp).
+#pragma once
+
+#define NORMKIT_VERSION_MAJOR 0
+#define NORMKIT_VERSION_MINOR 1
+#define NORMKIT_VERSION_PATCH 0
+
+#include "dispatch.hpp"
+#include "layer_norm.hpp"
+#include "policy.hpp"
+#include "reference.hpp"
+#include "rms_norm.hpp"
+#include "status.hpp"
+#include "types.hpp"

@@ -1,0 +1,56 @@
+// normkit: RMSNorm forward.
+//
+//   y[r][i] = Out(policy(f(x[r][i]) / sqrt(mean_i f(x[r][i])^2 + eps), gamma[i]))
+//
+// for every row r, with the exact rounding points, reduction order and special-value rules of
+// DESIGN.md. Same bits on every ISA, alignment, stride, row count and row position.
+#pragma once
+
+#include <cstddef>  // std::size_t, std::nullptr_t
+
+#include "detail/run.hpp"
+#include "detail/validate.hpp"
+#include "policy.hpp"
+#include "status.hpp"
+#include "types.hpp"
+
+namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
+
+// x: rows x cols (row stride x_stride elements), gamma: cols values or nullptr (no gain),
+// y: rows x cols (row stride y_stride). y == x (same type and stride) runs in place.
+// Returns status::invalid_argument, touching nothing, on: null x / y with non-zero sizes,
+// stride < cols, eps < 0 / NaN / Inf, misaligned pointers, y overlapping x or gamma otherwise.
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols, float eps,
+                              std::size_t x_stride, std::size_t y_stride) {
+  static_assert(is_storage_type<In>::value && is_storage_type<W>::value && is_storage_type<Out>::value,
+                "normkit: In, W and Out must each be float, normkit::bf16 or normkit::fp16");
+  const status st =
+      impl::validate(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps, x_stride, y_stride);
+  if (st != status::ok || rows == 0 || cols == 0) return st;
+  impl::run<detail::op_kind::rms_norm, Policy>(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps,
+                                                 x_stride, y_stride);
+  return status::ok;
+}
+
+// Contiguous rows.
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols, float eps) {
+  return normkit::rms_norm<Policy>(x, gamma, y, rows, cols, eps, cols, cols);
+}
+
+// No gain (e.g. Gemma3n's weightless norm): gamma == nullptr means g = 1.
+template <class Policy, class In, class Out>
+[[nodiscard]] status rms_norm(const In* x, std::nullptr_t, Out* y, std::size_t rows, std::size_t cols, float eps,
+                              std::size_t x_stride, std::size_t y_stride) {
+  return normkit::rms_norm<Policy>(x, static_cast<const In*>(nullptr), y, rows, cols, eps, x_stride, y_stride);
+}
+
+template <class Policy, class In, class Out>
+[[nodiscard]] status rms_norm(const In* x, std::nullptr_t, Out* y, std::size_t rows, std::size_t cols, float eps) {
+  return normkit::rms_norm<Policy>(x, static_cast<const In*>(nullptr), y, rows, cols, eps, cols, cols);
+}
+
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit

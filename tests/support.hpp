@@ -1,0 +1,154 @@
+// normkit tests: shared generators, bit comparison and ISA selection.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <normkit/normkit.hpp>
+
+#include <cmath>    // std::ldexp
+#include <cstdint>  // std::uint16_t, std::uint32_t, std::uint64_t
+#include <cstdio>   // std::snprintf
+#include <cstring>  // std::memcpy
+#include <string>   // std::string
+#include <type_traits>
+#include <vector>  // std::vector
+
+namespace normkit_test {
+
+using normkit::bf16;
+using normkit::fp16;
+
+// Bits of a storage value, for comparisons and messages.
+inline std::uint32_t bits(float v) { return normkit::detail::float_bits(v); }
+inline std::uint32_t bits(bf16 v) { return v.bits; }
+inline std::uint32_t bits(fp16 v) { return v.bits; }
+
+template <class T>
+const char* type_name() {
+  if (std::is_same<T, float>::value) return "f32";
+  if (std::is_same<T, bf16>::value) return "bf16";
+  return "f16";
+}
+
+// Deterministic, integer-only generator (splitmix64): the same values on every platform and
+// compiler, so corpus hashes can be compared across x86 and AArch64.
+class rng {
+ public:
+  explicit rng(std::uint64_t seed) : s_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  std::uint32_t u32() { return static_cast<std::uint32_t>(next() >> 32); }
+  // Uniform in [0, 1): 24 random bits, exact.
+  float uniform() { return static_cast<float>(next() >> 40) * 0x1p-24f; }
+  float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
+  // Approximately N(0, 1): Irwin-Hall of 4 uniforms, IEEE adds only (no libm).
+  float normal() {
+    const float s = (uniform() + uniform()) + (uniform() + uniform());
+    return (s - 2.0f) * 1.7320508f;
+  }
+
+ private:
+  std::uint64_t s_;
+};
+
+template <class T>
+T as(float v) {
+  return normkit::from_float<T>(v);
+}
+
+template <class T>
+std::vector<T> normal_vec(rng& r, std::size_t n, float sigma = 1.0f, float mean = 0.0f) {
+  std::vector<T> v(n);
+  for (auto& e : v) e = as<T>(mean + sigma * r.normal());
+  return v;
+}
+
+template <class T>
+std::vector<T> uniform_vec(rng& r, std::size_t n, float lo, float hi) {
+  std::vector<T> v(n);
+  for (auto& e : v) e = as<T>(r.uniform(lo, hi));
+  return v;
+}
+
+// Raw random bit patterns: NaN, Inf, subnormals and huge values all appear.
+template <class T>
+std::vector<T> raw_bits_vec(rng& r, std::size_t n) {
+  std::vector<T> v(n);
+  for (auto& e : v) {
+    const std::uint32_t u = r.u32();
+    if constexpr (std::is_same<T, float>::value)
+      e = normkit::detail::bits_float(u);
+    else
+      e = T::from_bits(static_cast<std::uint16_t>(u));
+  }
+  return v;
+}
+
+// Bitwise comparison: reports the first differing index, both values in hex and `what` (the
+// ISA or case). NaNs are compared by bits too: the contract pins the canonical NaN.
+template <class T>
+::testing::AssertionResult same_bits(const T* a, const T* b, std::size_t n, const std::string& what) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bits(a[i]) != bits(b[i])) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s: first difference at index %zu of %zu: 0x%08x vs 0x%08x (%.9g vs %.9g)",
+                    what.c_str(), i, n, static_cast<unsigned>(bits(a[i])), static_cast<unsigned>(bits(b[i])),
+                    static_cast<double>(normkit::to_float(a[i])), static_cast<double>(normkit::to_float(b[i])));
+      return ::testing::AssertionFailure() << buf;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+template <class T>
+::testing::AssertionResult same_bits(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << what << ": sizes differ";
+  return same_bits(a.data(), b.data(), a.size(), what);
+}
+
+#define EXPECT_SAME_BITS(a, b, what) EXPECT_TRUE(::normkit_test::same_bits(a, b, what))
+#define ASSERT_SAME_BITS(a, b, what) ASSERT_TRUE(::normkit_test::same_bits(a, b, what))
+
+// ---- ISAs: tests take the ISA as a value parameter named scalar/avx2/avx512/neon.
+inline std::vector<normkit::isa> all_isas() {
+  return {normkit::isa::scalar, normkit::isa::avx2, normkit::isa::avx512, normkit::isa::neon};
+}
+
+inline std::string isa_param_name(const ::testing::TestParamInfo<normkit::isa>& info) {
+  return normkit::to_string(info.param);
+}
+
+// Selects an ISA for the scope of a test and restores the previous one.
+class isa_scope {
+ public:
+  explicit isa_scope(normkit::isa i) : prev_(normkit::active_isa()) { ok_ = normkit::set_isa(i) == normkit::status::ok; }
+  ~isa_scope() { (void)normkit::set_isa(prev_); }
+  bool ok() const { return ok_; }
+  isa_scope(const isa_scope&) = delete;
+  isa_scope& operator=(const isa_scope&) = delete;
+
+ private:
+  normkit::isa prev_;
+  bool ok_ = false;
+};
+
+// In a TEST_P over ISAs: selects the ISA or skips, visibly, when this CPU or build lacks it.
+#define NORMKIT_USE_ISA(i)                                                                         \
+  ::normkit_test::isa_scope normkit_isa_scope_(i);                                                 \
+  if (!normkit_isa_scope_.ok())                                                                    \
+  GTEST_SKIP() << "ISA " << normkit::to_string(i) << " is not available on this CPU/build"
+
+// 64-bit FNV-1a over raw bytes: the corpus hash.
+inline std::uint64_t fnv1a(const void* p, std::size_t n, std::uint64_t h = 0xcbf29ce484222325ull) {
+  const unsigned char* b = static_cast<const unsigned char*>(p);
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= b[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace normkit_test
