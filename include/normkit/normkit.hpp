@@ -15,6 +15,7 @@
 #define NORMKIT_VERSION_MINOR 1
 #define NORMKIT_VERSION_PATCH 0
 
+#include "convert.hpp"
 #include "dispatch.hpp"
 #include "layer_norm.hpp"
 #include "policy.hpp"

@@ -205,6 +205,15 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
   }
 }
 
+// Bulk conversion with the bits of types.hpp (NaN payloads kept, not canonicalized).
+template <class Arch, class Src, class Dst>
+void convert_n(const Src* src, Dst* dst, std::size_t n) {
+  constexpr std::size_t Wd = shape<Arch>::width;
+  std::size_t i = 0;
+  for (; i + Wd <= n; i += Wd) io<Dst, Arch>::store(dst + i, io<Src, Arch>::load(src + i));
+  if (i < n) store_partial<Arch>(dst + i, load_partial<Arch>(src + i, n - i), n - i);
+}
+
 template <class Arch, op Op, class Knobs, class In, class W, class Out>
 void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols, float eps,
                std::size_t x_stride, std::size_t y_stride) {

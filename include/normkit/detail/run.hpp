@@ -66,6 +66,16 @@ void run(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, s
   }
 }
 
+template <class Src, class Dst>
+void run_convert(const Src* src, Dst* dst, std::size_t n) {
+#if defined(NORMKIT_RUNTIME_DISPATCH)
+  if (const kernel_table* t = active_table()) return t->convert[type_index<Src>][type_index<Dst>](src, dst, n);
+#elif defined(NORMKIT_STATIC_SIMD)
+  if (active_isa() != isa::scalar) return convert_n<static_arch>(src, dst, n);
+#endif
+  for (std::size_t i = 0; i < n; ++i) dst[i] = from_float<Dst>(to_float(src[i]));
+}
+
 }  // namespace impl
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit

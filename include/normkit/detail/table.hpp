@@ -52,8 +52,11 @@ struct canonical_knobs_impl {
 template <class Knobs, class In, class W>
 using canonical_knobs = typename canonical_knobs_impl<Knobs, In, W>::type;
 
+using convert_fn = void (*)(const void* src, void* dst, std::size_t n);
+
 struct kernel_table {
   kernel_fn fn[2][n_knobs][n_types][n_types][n_types];
+  convert_fn convert[n_types][n_types];  // [source][destination]
 };
 
 template <op_kind Op, class Knobs, class In, class W, class Out>

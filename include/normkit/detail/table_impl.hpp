@@ -34,11 +34,22 @@ constexpr kernel_fn table_entry() {
     return &erased_rows<Arch, o == 0 ? op::rms_norm : op::layer_norm, Knobs, In, W, type_at<out>>;
 }
 
+template <class Arch, class Src, class Dst>
+void erased_convert(const void* src, void* dst, std::size_t n) {
+  convert_n<Arch>(static_cast<const Src*>(src), static_cast<Dst*>(dst), n);
+}
+
+template <class Arch, std::size_t... J>
+void fill_convert(convert_fn* conv, std::index_sequence<J...>) {
+  ((conv[J] = &erased_convert<Arch, type_at<J / n_types>, type_at<J % n_types>>), ...);
+}
+
 template <class Arch, std::size_t... I>
 kernel_table make_table(std::index_sequence<I...>) {
   kernel_table t{};
   kernel_fn* flat = &t.fn[0][0][0][0][0];
   ((flat[I] = table_entry<Arch, I>()), ...);
+  fill_convert<Arch>(&t.convert[0][0], std::make_index_sequence<n_types * n_types>{});
   return t;
 }
 
