@@ -6,9 +6,8 @@
 # pick the best ISA the CPU supports once (capped by NORMKIT_ISA or normkit::set_isa()).
 include_guard(GLOBAL)
 
-if(NOT NORMKIT_ISA_SOURCE)
-  set(NORMKIT_ISA_SOURCE ${CMAKE_CURRENT_LIST_DIR}/normkit_isa.cpp)
-endif()
+# The ISA translation unit sits beside this module, in the source tree and when installed.
+set_property(GLOBAL PROPERTY NORMKIT_ISA_SOURCE ${CMAKE_CURRENT_LIST_DIR}/normkit_isa.cpp)
 
 # The ISAs of the target platform: name, then compile flags.
 function(_normkit_isa_list out)
@@ -35,11 +34,12 @@ function(normkit_enable_dispatch target)
   if(NOT TARGET normkit::normkit)
     message(FATAL_ERROR "normkit_enable_dispatch: normkit::normkit is not defined")
   endif()
+  get_property(isa_source GLOBAL PROPERTY NORMKIT_ISA_SOURCE)
   _normkit_isa_list(isas)
   foreach(isa IN LISTS isas)
     set(obj normkit_isa_${isa})  # compiled once, shared by every target that asks
     if(NOT TARGET ${obj})
-      add_library(${obj} OBJECT ${NORMKIT_ISA_SOURCE})
+      add_library(${obj} OBJECT ${isa_source})
       _normkit_isa_flags(${isa} flags)
       string(TOUPPER ${isa} ISA)
       target_compile_definitions(${obj} PRIVATE NORMKIT_ISA_TU_${ISA})
