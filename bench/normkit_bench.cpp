@@ -1,0 +1,464 @@
+// normkit_bench: bandwidth of normkit's forward kernels, each ISA path forced, next to a copy
+// roof and the baselines a user would otherwise run, all in one process.
+//
+//   Op/preset/dtype/rows:R/cols:C/isa:P    P = scalar (the reference) | avx2 | avx512 | neon
+//                                              | naive (two-loop scalar code, -O3 -march=native)
+//                                              | eigen (Eigen 3.4 row-wise expression)
+//   Copy/dtype/rows:R/cols:C/isa:P         P = memcpy | stream (non-temporal stores); the roof of
+//                                              a case is the faster of the two, same dtype+shape
+//
+// Bytes per call come from one function, bytes_moved(). Cases whose buffers exceed half the
+// last-level cache rotate over enough buffer sets to touch >= 4x the LLC, so they stream from
+// DRAM; smaller cases reuse one set and run from cache (1x4096 stays hot). Buffers are allocated
+// and touched before timing; the timed loop allocates nothing. bench/report.py turns the JSON
+// output into the table and plot (bench/README.md).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>    // std::max
+#include <cmath>        // std::fabs
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t
+#include <cstdio>       // std::fprintf
+#include <cstdlib>      // std::aligned_alloc, std::free, std::getenv, std::strtoull
+#include <cstring>      // std::memcpy, std::memset
+#include <fstream>      // std::ifstream
+#include <memory>       // std::unique_ptr, std::make_shared
+#include <string>       // std::string, std::to_string
+#include <type_traits>  // std::is_same
+#include <vector>       // std::vector
+
+#include <unistd.h>  // sysconf
+#include <normkit/normkit.hpp>
+
+#include "baselines.hpp"
+
+namespace {
+
+using normkit::bf16;
+using normkit::fp16;
+
+// ---- The byte formula: activations in and out, plus each gain vector (gamma, beta) once.
+constexpr std::size_t bytes_moved(std::size_t rows, std::size_t cols, std::size_t in_size,
+                                  std::size_t out_size, std::size_t w_size, std::size_t gain_vectors) {
+  return rows * cols * (in_size + out_size) + gain_vectors * cols * w_size;
+}
+
+struct shape {
+  std::size_t rows, cols;
+};
+// decode (hot), a small batch, a DRAM-resident prefill, QK-norm over head_dim, wide rows, and a
+// 5120-wide model (Qwen/Llama-13B class) whose rows are not a power of two.
+constexpr shape shapes[] = {{1, 4096}, {64, 4096}, {4096, 4096}, {16384, 128}, {256, 16384}, {32, 5120}};
+
+enum class path { scalar, avx2, avx512, neon, naive, eigen };
+
+const char* path_name(path p) {
+  switch (p) {
+    case path::scalar:
+      return "scalar";
+    case path::avx2:
+      return "avx2";
+    case path::avx512:
+      return "avx512";
+    case path::neon:
+      return "neon";
+    case path::naive:
+      return "naive";
+    case path::eigen:
+      return "eigen";
+  }
+  return "?";
+}
+
+bool is_isa(path p) {
+  return p == path::scalar || p == path::avx2 || p == path::avx512 || p == path::neon;
+}
+
+normkit::isa isa_of(path p) {
+  switch (p) {
+    case path::avx2:
+      return normkit::isa::avx2;
+    case path::avx512:
+      return normkit::isa::avx512;
+    case path::neon:
+      return normkit::isa::neon;
+    default:
+      return normkit::isa::scalar;
+  }
+}
+
+template <class T>
+constexpr const char* type_name() {
+  return std::is_same<T, float>::value ? "f32" : std::is_same<T, bf16>::value ? "bf16" : "f16";
+}
+
+// "bf16" when In, W and Out agree, else "bf16-f32-bf16" (In-W-Out).
+template <class In, class W, class Out>
+std::string dtype_name() {
+  if (std::is_same<In, W>::value && std::is_same<In, Out>::value)
+    return type_name<In>();
+  return std::string(type_name<In>()) + "-" + type_name<W>() + "-" + type_name<Out>();
+}
+
+// ---- Machine facts.
+
+std::size_t parse_size(const std::string& s) {
+  std::size_t i = 0, v = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
+    v = v * 10 + static_cast<std::size_t>(s[i] - '0');
+  if (i < s.size() && (s[i] == 'K' || s[i] == 'k'))
+    v <<= 10;
+  if (i < s.size() && s[i] == 'M')
+    v <<= 20;
+  if (i < s.size() && s[i] == 'G')
+    v <<= 30;
+  return v;
+}
+
+// The last-level cache: sysfs first (sysconf can report the sum over all CCXs in a VM: it says
+// 256 MiB where sysfs says 32 MiB on this project's EPYC), then sysconf, then 32 MiB.
+// NORMKIT_BENCH_LLC_MIB overrides it.
+std::size_t llc_bytes() {
+  if (const char* env = std::getenv("NORMKIT_BENCH_LLC_MIB"))
+    if (const std::size_t mib = std::strtoull(env, nullptr, 10))
+      return mib << 20;
+  std::size_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_file(dir + "level"), size_file(dir + "size"), type_file(dir + "type");
+    if (!level_file || !size_file)
+      break;
+    int level = 0;
+    std::string size, type;
+    level_file >> level;
+    size_file >> size;
+    type_file >> type;
+    if (type == "Instruction")
+      continue;
+    const std::size_t bytes = parse_size(size);
+    if (level > best_level || (level == best_level && bytes > best))
+      best = bytes, best_level = level;
+  }
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  if (best == 0) {
+    const long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (v > 0)
+      best = static_cast<std::size_t>(v);
+  }
+#endif
+  return best ? best : std::size_t{32} << 20;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    // x86: "model name : AMD EPYC"; Arm: "CPU part" only, so fall back below.
+    if (line.rfind("model name", 0) == 0) {
+      const std::size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::size_t b = line.find_first_not_of(" \t", colon + 1);
+        return b == std::string::npos ? "unknown" : line.substr(b);
+      }
+    }
+  }
+  return "unknown";
+}
+
+std::string compiler() {
+#if defined(__clang__)
+  return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  return std::string("g++ ") + __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+// ---- Buffers: allocated and touched once per dtype and shape, reused by every path and by the
+// repetitions of a case (the registration order keeps them adjacent), freed before the next.
+
+struct free_delete {
+  void operator()(unsigned char* p) const { std::free(p); }
+};
+using block = std::unique_ptr<unsigned char[], free_delete>;
+
+block alloc_block(std::size_t bytes) {
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+  auto* p = static_cast<unsigned char*>(std::aligned_alloc(64, rounded));
+  if (!p) {
+    std::fprintf(stderr, "normkit_bench: out of memory allocating %zu bytes\n", rounded);
+    std::abort();
+  }
+  std::memset(p, 0, rounded);  // touch every page before timing
+  return block(p);
+}
+
+// Deterministic uniform values in [lo, hi): no NaN, Inf or subnormal reaches the kernels, so every
+// path runs its ordinary (not its special-value) code.
+template <class T>
+void fill(unsigned char* p, std::size_t n, float lo, float hi, std::uint64_t seed) {
+  T* t = reinterpret_cast<T*>(p);
+  std::uint64_t s = seed;
+  for (std::size_t i = 0; i < n; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    const float u = static_cast<float>(s >> 40) * (1.0f / 16777216.0f);
+    t[i] = normkit::from_float<T>(lo + (hi - lo) * u);
+  }
+}
+
+struct buffers {
+  std::string key;
+  std::size_t sets = 0;
+  bool dram = false;  // one set exceeds half the LLC: the case streams from memory
+  std::vector<block> x, y;
+  block gamma, beta;
+};
+
+buffers& pool() {
+  static buffers b;
+  return b;
+}
+
+// Buffer sets in rotation: one when x + y fit in half the LLC, else enough to touch 4x the LLC.
+bool dram_resident(std::size_t set_bytes) {
+  static const std::size_t llc = llc_bytes();
+  return set_bytes > llc / 2;
+}
+std::size_t sets_for(std::size_t set_bytes) {
+  static const std::size_t llc = llc_bytes();
+  return dram_resident(set_bytes) ? (4 * llc + set_bytes - 1) / set_bytes : 1;
+}
+
+template <class In, class W, class Out>
+const buffers& get_buffers(shape s) {
+  buffers& b = pool();
+  const std::string key =
+      dtype_name<In, W, Out>() + "/" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+  if (b.key == key)
+    return b;
+  b = buffers{};  // free the previous case's buffers first
+  const std::size_t n = s.rows * s.cols;
+  b.sets = sets_for(n * (sizeof(In) + sizeof(Out)));
+  b.dram = dram_resident(n * (sizeof(In) + sizeof(Out)));
+  for (std::size_t k = 0; k < b.sets; ++k) {
+    b.x.push_back(alloc_block(n * sizeof(In)));
+    fill<In>(b.x.back().get(), n, -2.0f, 2.0f, 1 + k);
+    b.y.push_back(alloc_block(n * sizeof(Out)));
+  }
+  b.gamma = alloc_block(s.cols * sizeof(W));
+  fill<W>(b.gamma.get(), s.cols, 0.5f, 1.5f, 101);
+  b.beta = alloc_block(s.cols * sizeof(W));
+  fill<W>(b.beta.get(), s.cols, -0.5f, 0.5f, 202);
+  b.key = key;
+  return b;
+}
+
+void set_counters(benchmark::State& st, std::size_t bytes, std::size_t rows, const buffers& b) {
+  const double it = static_cast<double>(st.iterations());
+  st.counters["bytes"] = benchmark::Counter(static_cast<double>(bytes));  // per call
+  st.counters["B/s"] = benchmark::Counter(static_cast<double>(bytes) * it, benchmark::Counter::kIsRate,
+                                          benchmark::Counter::kIs1000);
+  // rows per second, inverted: seconds per row (the console prints it with its SI prefix, "ns")
+  st.counters["time/row"] = benchmark::Counter(static_cast<double>(rows) * it,
+                                               benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  st.counters["sets"] = benchmark::Counter(static_cast<double>(b.sets));
+  st.counters["dram"] = benchmark::Counter(b.dram ? 1.0 : 0.0);
+}
+
+// ---- The ops.
+
+struct rms_op {
+  static constexpr const char* name = "RmsNorm";
+  static constexpr std::size_t gain_vectors = 1;  // gamma
+};
+struct ln_op {
+  static constexpr const char* name = "LayerNorm";
+  static constexpr std::size_t gain_vectors = 2;  // gamma, beta
+};
+
+template <class Op, class Policy, class In, class W, class Out>
+bool run_once(path p, const In* x, const W* gamma, const W* beta, Out* y, shape s, float eps) {
+  namespace nb = normkit_bench;
+  if constexpr (std::is_same<Op, rms_op>::value) {
+    (void)beta;
+    if (p == path::naive)
+      return nb::naive_rms_norm<Policy>(x, gamma, y, s.rows, s.cols, eps), true;
+    if (p == path::eigen)
+      return nb::eigen_rms_norm<Policy>(x, gamma, y, s.rows, s.cols, eps), true;
+    return normkit::rms_norm<Policy>(x, gamma, y, s.rows, s.cols, eps) == normkit::status::ok;
+  } else {
+    if (p == path::naive)
+      return nb::naive_layer_norm<Policy>(x, gamma, beta, y, s.rows, s.cols, eps), true;
+    if (p == path::eigen)
+      return nb::eigen_layer_norm<Policy>(x, gamma, beta, y, s.rows, s.cols, eps), true;
+    return normkit::layer_norm<Policy>(x, gamma, beta, y, s.rows, s.cols, eps) == normkit::status::ok;
+  }
+}
+
+template <class T>
+constexpr float ulp_at_one() {
+  return std::is_same<T, float>::value ? 0x1p-23f : std::is_same<T, bf16>::value ? 0x1p-7f : 0x1p-10f;
+}
+
+// A baseline is only worth comparing against if it computes the same thing: its outputs must
+// match normkit's within 2 ulps of Out plus 1e-3 relative (its sums run in another order; this
+// catches a wrong formula, gain offset or conversion, not rounding-order differences).
+template <class Op, class Policy, class In, class W, class Out>
+bool baseline_agrees(path p, const buffers& b, shape s, float eps) {
+  const std::size_t n = s.rows * s.cols;
+  std::vector<Out> want(n), got(n);
+  const auto* x = reinterpret_cast<const In*>(b.x[0].get());
+  const auto* gamma = reinterpret_cast<const W*>(b.gamma.get());
+  const auto* beta = reinterpret_cast<const W*>(b.beta.get());
+  if (!run_once<Op, Policy>(path::scalar, x, gamma, beta, want.data(), s, eps))
+    return false;  // any ISA: same bits
+  run_once<Op, Policy>(p, x, gamma, beta, got.data(), s, eps);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float e = normkit::to_float(want[i]), a = normkit::to_float(got[i]);
+    const float scale = std::max(1.0f, std::fabs(e));
+    if (!(std::fabs(a - e) <= (2 * ulp_at_one<Out>() + 1e-3f) * scale)) {
+      std::fprintf(stderr, "normkit_bench: %s baseline differs at %zu: %g vs normkit %g\n", path_name(p), i,
+                   static_cast<double>(a), static_cast<double>(e));
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class Op, class Policy, class In, class W, class Out>
+void bm_norm(benchmark::State& st, path p, shape s, bool& checked) {
+  const buffers& b = get_buffers<In, W, Out>(s);
+  const float eps = 1e-6f;
+  if (!is_isa(p) && !checked) {  // once per case, outside the timing
+    if (!baseline_agrees<Op, Policy, In, W, Out>(p, b, s, eps)) {
+      st.SkipWithError("baseline output differs from normkit's");
+      return;
+    }
+    checked = true;
+  }
+  if (is_isa(p) && normkit::set_isa(isa_of(p)) != normkit::status::ok) {
+    st.SkipWithError("ISA not available");  // not registered in the first place; kept as a guard
+    return;
+  }
+  const auto* gamma = reinterpret_cast<const W*>(b.gamma.get());
+  const auto* beta = reinterpret_cast<const W*>(b.beta.get());
+  std::size_t k = 0;
+  for (auto _ : st) {
+    const auto* x = reinterpret_cast<const In*>(b.x[k].get());
+    auto* y = reinterpret_cast<Out*>(b.y[k].get());
+    if (!run_once<Op, Policy>(p, x, gamma, beta, y, s, eps)) {
+      st.SkipWithError("normkit returned an error status");
+      break;
+    }
+    benchmark::DoNotOptimize(y);
+    benchmark::ClobberMemory();
+    if (++k == b.sets)
+      k = 0;
+  }
+  set_counters(st, bytes_moved(s.rows, s.cols, sizeof(In), sizeof(Out), sizeof(W), Op::gain_vectors), s.rows,
+               b);
+}
+
+// The roof: x copied to y over the same buffers (sets, sizes, alignment) as the kernels.
+template <class In, class W, class Out>
+void bm_copy(benchmark::State& st, bool stream, shape s) {
+  static_assert(sizeof(In) == sizeof(Out), "the copy roof copies x into y");
+  const buffers& b = get_buffers<In, W, Out>(s);
+  const std::size_t n = s.rows * s.cols * sizeof(In);
+  std::size_t k = 0;
+  for (auto _ : st) {
+    if (stream)
+      normkit_bench::stream_copy(b.y[k].get(), b.x[k].get(), n);
+    else
+      std::memcpy(b.y[k].get(), b.x[k].get(), n);
+    benchmark::DoNotOptimize(b.y[k].get());
+    benchmark::ClobberMemory();
+    if (++k == b.sets)
+      k = 0;
+  }
+  set_counters(st, bytes_moved(s.rows, s.cols, sizeof(In), sizeof(Out), 0, 0), s.rows, b);
+}
+
+// ---- Registration: dtype -> shape -> (copy roof, then op -> preset -> path), so a case's roof
+// is measured right before its kernels and its buffers are built once.
+
+std::string tail(shape s) {
+  return "/rows:" + std::to_string(s.rows) + "/cols:" + std::to_string(s.cols) + "/isa:";
+}
+
+template <class Op, class Policy, class In, class W, class Out>
+void register_preset(const char* preset, shape s, const std::vector<path>& paths) {
+  for (path p : paths) {
+    const std::string name =
+        std::string(Op::name) + "/" + preset + "/" + dtype_name<In, W, Out>() + tail(s) + path_name(p);
+    auto checked = std::make_shared<bool>(false);
+    benchmark::RegisterBenchmark(name.c_str(), [p, s, checked](benchmark::State& st) {
+      bm_norm<Op, Policy, In, W, Out>(st, p, s, *checked);
+    });
+  }
+}
+
+template <class Op, class In, class W, class Out>
+void register_op(shape s, const std::vector<path>& paths) {
+  register_preset<Op, normkit::llama, In, W, Out>("llama", s, paths);
+  register_preset<Op, normkit::gemma, In, W, Out>("gemma", s, paths);
+  register_preset<Op, normkit::pytorch, In, W, Out>("pytorch", s, paths);
+}
+
+template <class In, class W, class Out>
+void register_dtype(const std::vector<path>& paths) {
+  for (shape s : shapes) {
+    const std::string copy = "Copy/" + dtype_name<In, W, Out>() + tail(s);
+    benchmark::RegisterBenchmark((copy + "memcpy").c_str(),
+                                 [s](benchmark::State& st) { bm_copy<In, W, Out>(st, false, s); });
+    if (normkit_bench::stream_copy_available())
+      benchmark::RegisterBenchmark((copy + "stream").c_str(),
+                                   [s](benchmark::State& st) { bm_copy<In, W, Out>(st, true, s); });
+    register_op<rms_op, In, W, Out>(s, paths);
+    register_op<ln_op, In, W, Out>(s, paths);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv))
+    return 1;
+
+  // Each ISA path that this build and CPU can run; the others are not registered.
+  std::vector<path> paths;
+  std::string run, skipped;
+  for (path p : {path::scalar, path::avx2, path::avx512, path::neon}) {
+    std::string& list = normkit::isa_available(isa_of(p)) ? run : skipped;
+    list += (list.empty() ? "" : " ") + std::string(path_name(p));
+    if (normkit::isa_available(isa_of(p)))
+      paths.push_back(p);
+  }
+  paths.push_back(path::naive);
+  paths.push_back(path::eigen);
+  std::fprintf(stderr, "normkit_bench: ISA paths run: %s; not registered (unavailable here): %s\n",
+               run.c_str(), skipped.empty() ? "none" : skipped.c_str());
+
+  benchmark::AddCustomContext("cpu_model", cpu_model());
+  benchmark::AddCustomContext("llc_bytes", std::to_string(llc_bytes()));
+  benchmark::AddCustomContext("compiler", compiler());
+  benchmark::AddCustomContext("cxx_flags", NORMKIT_BENCH_CXX_FLAGS);
+  benchmark::AddCustomContext("baseline_flags", NORMKIT_BENCH_BASELINE_FLAGS);
+  benchmark::AddCustomContext("normkit_version", std::to_string(NORMKIT_VERSION_MAJOR) + "." +
+                                                     std::to_string(NORMKIT_VERSION_MINOR) + "." +
+                                                     std::to_string(NORMKIT_VERSION_PATCH));
+  benchmark::AddCustomContext("normkit_isas", run);
+  benchmark::AddCustomContext("normkit_isas_skipped", skipped);
+
+  register_dtype<float, float, float>(paths);
+  register_dtype<bf16, bf16, bf16>(paths);
+  register_dtype<bf16, float, bf16>(paths);
+  register_dtype<fp16, fp16, fp16>(paths);
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
