@@ -27,6 +27,7 @@ using namespace ::normkit::detail;
 
 struct scalar_ops {
   static float fma(float a, float b, float c) { return std::fma(a, b, c); }
+  static float div(float a, float b) { return a / b; }
   template <class T>
   static float round_through(float v) {
     return to_float(from_float<T>(v));  // f(T(v)): the round-twice intermediate
@@ -52,7 +53,7 @@ template <class Knobs, class In, class W, class Out, class Value>
 void write_row(const W* gamma, const W* beta, Out* y, std::size_t cols, float factor, Value v) {
   using Mid = mid_of<Knobs, In, W>;
   for (std::size_t i = 0; i < cols; ++i) {
-    const float n = normalized<Knobs>(v(i), factor);
+    const float n = normalized<Knobs, scalar_ops>(v(i), factor);
     const float g = gamma ? gain_value<Knobs>(to_float(gamma[i])) : 1.0f;
     const float r = beta ? affine<Knobs, Mid, scalar_ops, true>(n, g, to_float(beta[i]))
                          : affine<Knobs, Mid, scalar_ops, false>(n, g, 0.0f);

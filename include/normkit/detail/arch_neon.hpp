@@ -40,6 +40,13 @@ xsimd::batch<float, Arch> fp16_round_trip(xsimd::batch<float, Arch> v) {
   return vcvt_f32_f16(vcvt_f16_f32(v));
 }
 
+// IEEE division (fdiv): xsimd 8.1's NEON operator/ is a reciprocal estimate refined by
+// Newton-Raphson, which is off by an ulp on some inputs (found by the cross-ISA corpus hash).
+template <class Arch>
+xsimd::batch<float, Arch> div(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+  return vdivq_f32(a, b);
+}
+
 template <class Arch>
 void stream_f32(float* p, xsimd::batch<float, Arch> v) {
   v.store_aligned(p);  // no non-temporal hint worth having here

@@ -74,6 +74,12 @@ xsimd::batch<float, Arch> fp16_round_trip(xsimd::batch<float, Arch> v) {
     return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
+// IEEE division (vdivps).
+template <class Arch>
+xsimd::batch<float, Arch> div(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+  return a / b;
+}
+
 // Non-temporal store of one float batch (p aligned to the batch size).
 template <class Arch>
 void stream_f32(float* p, xsimd::batch<float, Arch> v) {

@@ -27,11 +27,12 @@ V gain_value(V gamma_f) {
 }
 
 // contract: n_i = v_i * inv  (multiply)   or   n_i = v_i / sqrt(ms + eps)  (divide).
-// `factor` is what row_factor returned: inv or the square root.
-template <class Knobs, class V>
+// `factor` is what row_factor returned: inv or the square root. Division goes through Ops: xsimd
+// 8.1's NEON division is a reciprocal estimate plus Newton steps, not IEEE.
+template <class Knobs, class Ops, class V>
 V normalized(V v, V factor) {
   if constexpr (Knobs::norm == normalize::divide)
-    return v / factor;
+    return Ops::div(v, factor);
   else
     return v * factor;
 }

@@ -25,6 +25,7 @@ template <class Arch>
 struct simd_ops {
   using batch = xsimd::batch<float, Arch>;
   static batch fma(batch a, batch b, batch c) { return xsimd::fma(a, b, c); }
+  static batch div(batch a, batch b) { return arch_impl::div<Arch>(a, b); }
   template <class T>
   static batch round_through(batch v) {
     return io<T, Arch>::round_through(v);
@@ -188,7 +189,7 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
   const B f(factor), sc(st.scale), neg_k(-st.shift), mb(st.mean);
   const B qnan = xsimd::bitwise_cast<B>(U(0x7fc00000u));
   auto compute = [&](B v, B g, B b) {
-    const B n = normalized<Knobs>(xsimd::fma(v, sc, neg_k) - mb, f);
+    const B n = normalized<Knobs, simd_ops<Arch>>(xsimd::fma(v, sc, neg_k) - mb, f);
     const B r = affine<Knobs, Mid, simd_ops<Arch>, true>(n, gain_value<Knobs>(g), b);
     return xsimd::select(xsimd::isnan(r), qnan, r);
   };
