@@ -12,7 +12,7 @@ const normkit::detail::kernel_table& normkit::detail::isa_table_avx512() {
 #elif defined(NORMKIT_ISA_TU_AVX2)
 static_assert(xsimd::fma3<xsimd::avx2>::supported(), "compile this TU with -mavx2 -mfma -mf16c");
 const normkit::detail::kernel_table& normkit::detail::isa_table_avx2() {
-  return kernel_table_for<xsimd::fma3<xsimd::avx2>>();
+  return kernel_table_for<xsimd::fma3<xsimd::avx2> >();
 }
 #elif defined(NORMKIT_ISA_TU_NEON)
 const normkit::detail::kernel_table& normkit::detail::isa_table_neon() {

@@ -18,14 +18,22 @@ using normkit::bf16;
 using normkit::fp16;
 
 // Bits of a storage value, for comparisons and messages.
-inline std::uint32_t bits(float v) { return normkit::detail::float_bits(v); }
-inline std::uint32_t bits(bf16 v) { return v.bits; }
-inline std::uint32_t bits(fp16 v) { return v.bits; }
+inline std::uint32_t bits(float v) {
+  return normkit::detail::float_bits(v);
+}
+inline std::uint32_t bits(bf16 v) {
+  return v.bits;
+}
+inline std::uint32_t bits(fp16 v) {
+  return v.bits;
+}
 
 template <class T>
 const char* type_name() {
-  if (std::is_same<T, float>::value) return "f32";
-  if (std::is_same<T, bf16>::value) return "bf16";
+  if (std::is_same<T, float>::value)
+    return "f32";
+  if (std::is_same<T, bf16>::value)
+    return "bf16";
   return "f16";
 }
 
@@ -62,14 +70,16 @@ T as(float v) {
 template <class T>
 std::vector<T> normal_vec(rng& r, std::size_t n, float sigma = 1.0f, float mean = 0.0f) {
   std::vector<T> v(n);
-  for (auto& e : v) e = as<T>(mean + sigma * r.normal());
+  for (auto& e : v)
+    e = as<T>(mean + sigma * r.normal());
   return v;
 }
 
 template <class T>
 std::vector<T> uniform_vec(rng& r, std::size_t n, float lo, float hi) {
   std::vector<T> v(n);
-  for (auto& e : v) e = as<T>(r.uniform(lo, hi));
+  for (auto& e : v)
+    e = as<T>(r.uniform(lo, hi));
   return v;
 }
 
@@ -94,9 +104,10 @@ template <class T>
   for (std::size_t i = 0; i < n; ++i) {
     if (bits(a[i]) != bits(b[i])) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%s: first difference at index %zu of %zu: 0x%08x vs 0x%08x (%.9g vs %.9g)",
-                    what.c_str(), i, n, static_cast<unsigned>(bits(a[i])), static_cast<unsigned>(bits(b[i])),
-                    static_cast<double>(normkit::to_float(a[i])), static_cast<double>(normkit::to_float(b[i])));
+      std::snprintf(
+          buf, sizeof buf, "%s: first difference at index %zu of %zu: 0x%08x vs 0x%08x (%.9g vs %.9g)",
+          what.c_str(), i, n, static_cast<unsigned>(bits(a[i])), static_cast<unsigned>(bits(b[i])),
+          static_cast<double>(normkit::to_float(a[i])), static_cast<double>(normkit::to_float(b[i])));
       return ::testing::AssertionFailure() << buf;
     }
   }
@@ -104,8 +115,10 @@ template <class T>
 }
 
 template <class T>
-::testing::AssertionResult same_bits(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
-  if (a.size() != b.size()) return ::testing::AssertionFailure() << what << ": sizes differ";
+::testing::AssertionResult same_bits(const std::vector<T>& a, const std::vector<T>& b,
+                                     const std::string& what) {
+  if (a.size() != b.size())
+    return ::testing::AssertionFailure() << what << ": sizes differ";
   return same_bits(a.data(), b.data(), a.size(), what);
 }
 
@@ -124,7 +137,9 @@ inline std::string isa_param_name(const ::testing::TestParamInfo<normkit::isa>& 
 // Selects an ISA for the scope of a test and restores the previous one.
 class isa_scope {
  public:
-  explicit isa_scope(normkit::isa i) : prev_(normkit::active_isa()) { ok_ = normkit::set_isa(i) == normkit::status::ok; }
+  explicit isa_scope(normkit::isa i) : prev_(normkit::active_isa()) {
+    ok_ = normkit::set_isa(i) == normkit::status::ok;
+  }
   ~isa_scope() { (void)normkit::set_isa(prev_); }
   bool ok() const { return ok_; }
   isa_scope(const isa_scope&) = delete;
@@ -136,9 +151,9 @@ class isa_scope {
 };
 
 // In a TEST_P over ISAs: selects the ISA or skips, visibly, when this CPU or build lacks it.
-#define NORMKIT_USE_ISA(i)                                                                         \
-  ::normkit_test::isa_scope normkit_isa_scope_(i);                                                 \
-  if (!normkit_isa_scope_.ok())                                                                    \
+#define NORMKIT_USE_ISA(i)                         \
+  ::normkit_test::isa_scope normkit_isa_scope_(i); \
+  if (!normkit_isa_scope_.ok())                    \
   GTEST_SKIP() << "ISA " << normkit::to_string(i) << " is not available on this CPU/build"
 
 // 64-bit FNV-1a over raw bytes: the corpus hash.

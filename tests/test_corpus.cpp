@@ -27,11 +27,20 @@ std::vector<T> corpus_rows(rng& r, std::size_t rows, std::size_t cols, std::size
   for (std::size_t i = 0; i < v.size(); ++i) {
     float f = r.normal();
     switch (kind % 5) {
-      case 1: f = 1000.0f + 0.01f * f; break;
-      case 2: f = std::is_same<T, fp16>::value ? 6e4f * f : 3e19f * f; break;
-      case 3: f = (i == v.size() / 2) ? normkit::detail::bits_float(0x7f800000u) : f; break;
-      case 4: f = (i % 3 == 0) ? 0.0f : std::ldexp(f, -30); break;
-      default: break;
+      case 1:
+        f = 1000.0f + 0.01f * f;
+        break;
+      case 2:
+        f = std::is_same<T, fp16>::value ? 6e4f * f : 3e19f * f;
+        break;
+      case 3:
+        f = (i == v.size() / 2) ? normkit::detail::bits_float(0x7f800000u) : f;
+        break;
+      case 4:
+        f = (i % 3 == 0) ? 0.0f : std::ldexp(f, -30);
+        break;
+      default:
+        break;
     }
     v[i] = as<T>(f);
   }
@@ -56,17 +65,20 @@ std::uint64_t hash_types(std::uint64_t h, Call call) {
 
 template <class Policy, bool Reference, class In, class W, class Out>
 std::uint64_t hash_policy_types(std::uint64_t h) {
-  h = hash_types<In, W, Out>(h, [](const In* x, const W* g, const W*, Out* y, std::size_t rows, std::size_t cols) {
-    const normkit::status s = Reference ? normkit::reference::rms_norm<Policy>(x, g, y, rows, cols, 1e-6f)
-                                        : normkit::rms_norm<Policy>(x, g, y, rows, cols, 1e-6f);
-    EXPECT_EQ(s, normkit::status::ok);
-  });
+  h = hash_types<In, W, Out>(
+      h, [](const In* x, const W* g, const W*, Out* y, std::size_t rows, std::size_t cols) {
+        const normkit::status s = Reference ? normkit::reference::rms_norm<Policy>(x, g, y, rows, cols, 1e-6f)
+                                            : normkit::rms_norm<Policy>(x, g, y, rows, cols, 1e-6f);
+        EXPECT_EQ(s, normkit::status::ok);
+      });
   if constexpr (Policy::layer_norm_exact) {
-    h = hash_types<In, W, Out>(h, [](const In* x, const W* g, const W* b, Out* y, std::size_t rows, std::size_t cols) {
-      const normkit::status s = Reference ? normkit::reference::layer_norm<Policy>(x, g, b, y, rows, cols, 1e-5f)
-                                          : normkit::layer_norm<Policy>(x, g, b, y, rows, cols, 1e-5f);
-      EXPECT_EQ(s, normkit::status::ok);
-    });
+    h = hash_types<In, W, Out>(
+        h, [](const In* x, const W* g, const W* b, Out* y, std::size_t rows, std::size_t cols) {
+          const normkit::status s =
+              Reference ? normkit::reference::layer_norm<Policy>(x, g, b, y, rows, cols, 1e-5f)
+                        : normkit::layer_norm<Policy>(x, g, b, y, rows, cols, 1e-5f);
+          EXPECT_EQ(s, normkit::status::ok);
+        });
   }
   return h;
 }

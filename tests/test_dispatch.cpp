@@ -13,21 +13,27 @@ using normkit::isa;
 // What the CPU offers, asked independently of normkit's cpuid code.
 bool cpu_has(isa i) {
   switch (i) {
-    case isa::scalar: return true;
+    case isa::scalar:
+      return true;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     case isa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
     case isa::avx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd") &&
              __builtin_cpu_supports("avx512vl") && cpu_has(isa::avx2);
 #elif defined(__x86_64__)
-    case isa::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case isa::avx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    case isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case isa::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
 #elif defined(__aarch64__)
-    case isa::neon: return true;
+    case isa::neon:
+      return true;
 #endif
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -36,8 +42,10 @@ isa expected_for(isa cap) {
 #if defined(__aarch64__)
   return cap == isa::neon ? isa::neon : isa::scalar;
 #else
-  if (cap == isa::neon || cap == isa::scalar) return isa::scalar;
-  if (cap == isa::avx512 && cpu_has(isa::avx512)) return isa::avx512;
+  if (cap == isa::neon || cap == isa::scalar)
+    return isa::scalar;
+  if (cap == isa::avx512 && cpu_has(isa::avx512))
+    return isa::avx512;
   return cpu_has(isa::avx2) ? isa::avx2 : isa::scalar;
 #endif
 }
@@ -49,8 +57,10 @@ TEST(Dispatch, DefaultOrEnvironmentChoice) {
   want = expected_for(isa::neon);
 #endif
   for (isa i : {isa::scalar, isa::avx2, isa::avx512, isa::neon})
-    if (env && std::strcmp(env, normkit::to_string(i)) == 0) want = expected_for(i);
-  std::printf("NORMKIT_ISA=%s -> active %s\n", env ? env : "(unset)", normkit::to_string(normkit::active_isa()));
+    if (env && std::strcmp(env, normkit::to_string(i)) == 0)
+      want = expected_for(i);
+  std::printf("NORMKIT_ISA=%s -> active %s\n", env ? env : "(unset)",
+              normkit::to_string(normkit::active_isa()));
   EXPECT_EQ(normkit::to_string(normkit::active_isa()), std::string(normkit::to_string(want)));
 }
 
@@ -86,7 +96,8 @@ TEST(Dispatch, SwitchingBetweenCallsKeepsBits) {
   const isa before = normkit::active_isa();
   for (isa cap : {isa::avx512, isa::scalar, isa::avx2, isa::neon}) {
     (void)normkit::set_isa(cap);
-    ASSERT_EQ(normkit::rms_norm<normkit::llama>(x.data(), g.data(), got.data(), 4, 777, 1e-6f), normkit::status::ok);
+    ASSERT_EQ(normkit::rms_norm<normkit::llama>(x.data(), g.data(), got.data(), 4, 777, 1e-6f),
+              normkit::status::ok);
     EXPECT_SAME_BITS(got, want, normkit::to_string(normkit::active_isa()));
   }
   (void)normkit::set_isa(before);

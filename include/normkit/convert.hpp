@@ -18,9 +18,10 @@ template <class Src, class Dst>
 [[nodiscard]] status convert(const Src* src, Dst* dst, std::size_t n) {
   static_assert(is_storage_type<Src>::value && is_storage_type<Dst>::value,
                 "normkit: Src and Dst must each be float, normkit::bf16 or normkit::fp16");
-  const status st = impl::validate(src, static_cast<const Src*>(nullptr), static_cast<const Src*>(nullptr), dst,
-                                   1, n, 0.0f, n, n);
-  if (st != status::ok || n == 0) return st;
+  const status st = impl::validate(src, static_cast<const Src*>(nullptr), static_cast<const Src*>(nullptr),
+                                   dst, 1, n, 0.0f, n, n);
+  if (st != status::ok || n == 0)
+    return st;
   impl::run_convert(src, dst, n);
   return status::ok;
 }

@@ -24,10 +24,14 @@ enum class isa { scalar = 0, avx2 = 1, avx512 = 2, neon = 3 };
 
 constexpr const char* to_string(isa i) noexcept {
   switch (i) {
-    case isa::scalar: return "scalar";
-    case isa::avx2: return "avx2";
-    case isa::avx512: return "avx512";
-    case isa::neon: return "neon";
+    case isa::scalar:
+      return "scalar";
+    case isa::avx2:
+      return "avx2";
+    case isa::avx512:
+      return "avx512";
+    case isa::neon:
+      return "neon";
   }
   return "unknown";
 }
@@ -38,7 +42,8 @@ namespace impl {
 
 // The ISAs whose kernels this translation unit can reach.
 inline bool compiled(isa i) {
-  if (i == isa::scalar) return true;
+  if (i == isa::scalar)
+    return true;
 #if defined(NORMKIT_RUNTIME_DISPATCH)
 #if defined(__x86_64__) || defined(__i386__)
   return i == isa::avx2 || i == isa::avx512;
@@ -60,12 +65,17 @@ inline bool compiled(isa i) {
 
 inline bool runnable(isa i) {
   static const cpu_caps caps = detect_cpu();
-  if (!compiled(i)) return false;
+  if (!compiled(i))
+    return false;
   switch (i) {
-    case isa::scalar: return true;
-    case isa::avx2: return caps.avx2;
-    case isa::avx512: return caps.avx512;
-    case isa::neon: return caps.neon;
+    case isa::scalar:
+      return true;
+    case isa::avx2:
+      return caps.avx2;
+    case isa::avx512:
+      return caps.avx512;
+    case isa::neon:
+      return caps.neon;
   }
   return false;
 }
@@ -75,7 +85,8 @@ inline isa best_up_to(isa cap) {
   const isa order[] = {isa::avx512, isa::avx2, isa::neon};
   for (isa i : order) {
     const bool same_family = (i == isa::neon) == (cap == isa::neon);
-    if (same_family && static_cast<int>(i) <= static_cast<int>(cap) && runnable(i)) return i;
+    if (same_family && static_cast<int>(i) <= static_cast<int>(cap) && runnable(i))
+      return i;
   }
   return isa::scalar;
 }
@@ -83,7 +94,8 @@ inline isa best_up_to(isa cap) {
 inline bool parse_isa(const char* s, isa& out) {
   const isa all[] = {isa::scalar, isa::avx2, isa::avx512, isa::neon};
   for (isa i : all)
-    if (s && std::strcmp(s, to_string(i)) == 0) return out = i, true;
+    if (s && std::strcmp(s, to_string(i)) == 0)
+      return out = i, true;
   return false;
 }
 
@@ -93,7 +105,8 @@ inline isa initial_isa() {
   cap = isa::neon;
 #endif
   isa env;
-  if (parse_isa(std::getenv("NORMKIT_ISA"), env)) cap = env;
+  if (parse_isa(std::getenv("NORMKIT_ISA"), env))
+    cap = env;
   return best_up_to(cap);
 }
 
@@ -105,10 +118,14 @@ inline std::atomic<int>& isa_state() {
 }  // namespace impl
 
 // The ISA the entry points use now.
-inline isa active_isa() { return static_cast<isa>(impl::isa_state().load(std::memory_order_relaxed)); }
+inline isa active_isa() {
+  return static_cast<isa>(impl::isa_state().load(std::memory_order_relaxed));
+}
 
 // Whether `i` can run here: compiled into this configuration and supported by the CPU.
-inline bool isa_available(isa i) { return impl::runnable(i); }
+inline bool isa_available(isa i) {
+  return impl::runnable(i);
+}
 
 // Caps the ISA (programmatic NORMKIT_ISA). Picks the best available ISA not above `i`; returns
 // status::unsupported_isa when that is not `i` itself. Thread-safe; results never change, only

@@ -28,7 +28,8 @@ template <class Policy, class In, class W, class Out>
                 "LayerNormalization spec rounds the scaled value before adding B); use pytorch or "
                 "round_twice and check the difference");
   const status st = impl::validate(x, gamma, beta, y, rows, cols, eps, x_stride, y_stride);
-  if (st != status::ok || rows == 0 || cols == 0) return st;
+  if (st != status::ok || rows == 0 || cols == 0)
+    return st;
   impl::run<detail::op_kind::layer_norm, Policy>(x, gamma, beta, y, rows, cols, eps, x_stride, y_stride);
   return status::ok;
 }
@@ -55,8 +56,8 @@ template <class Policy, class In, class W, class Out>
 template <class Policy, class In, class Out>
 [[nodiscard]] status layer_norm(const In* x, std::nullptr_t, std::nullptr_t, Out* y, std::size_t rows,
                                 std::size_t cols, float eps, std::size_t x_stride, std::size_t y_stride) {
-  return normkit::layer_norm<Policy>(x, static_cast<const In*>(nullptr), static_cast<const In*>(nullptr), y, rows,
-                                     cols, eps, x_stride, y_stride);
+  return normkit::layer_norm<Policy>(x, static_cast<const In*>(nullptr), static_cast<const In*>(nullptr), y,
+                                     rows, cols, eps, x_stride, y_stride);
 }
 template <class Policy, class In, class W, class Out>
 [[nodiscard]] status layer_norm(const In* x, std::nullptr_t, const W* beta, Out* y, std::size_t rows,
@@ -66,13 +67,14 @@ template <class Policy, class In, class W, class Out>
 template <class Policy, class In, class W, class Out>
 [[nodiscard]] status layer_norm(const In* x, const W* gamma, std::nullptr_t, Out* y, std::size_t rows,
                                 std::size_t cols, float eps) {
-  return normkit::layer_norm<Policy>(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps, cols, cols);
+  return normkit::layer_norm<Policy>(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps, cols,
+                                     cols);
 }
 template <class Policy, class In, class Out>
 [[nodiscard]] status layer_norm(const In* x, std::nullptr_t, std::nullptr_t, Out* y, std::size_t rows,
                                 std::size_t cols, float eps) {
-  return normkit::layer_norm<Policy>(x, static_cast<const In*>(nullptr), static_cast<const In*>(nullptr), y, rows,
-                                     cols, eps, cols, cols);
+  return normkit::layer_norm<Policy>(x, static_cast<const In*>(nullptr), static_cast<const In*>(nullptr), y,
+                                     rows, cols, eps, cols, cols);
 }
 
 }  // namespace NORMKIT_ABI_NAMESPACE

@@ -35,7 +35,9 @@ struct scalar_ops {
 };
 
 // contract: NaN outputs are the canonical quiet NaN of Out (x86 and Arm make different NaNs).
-inline float canonical(float v) { return v != v ? bits_float(0x7fc00000u) : v; }
+inline float canonical(float v) {
+  return v != v ? bits_float(0x7fc00000u) : v;
+}
 
 // contract: sum of squares, fma into partials, of f(x_i) * scale.
 template <class In>
@@ -75,7 +77,8 @@ void rms_norm_row(const In* x, const W* gamma, Out* y, std::size_t cols, float e
   float scale = 1.0f;
   float s = impl::sum_squares(x, cols, scale);
   if (!(s <= detail::max_finite)) {
-    if (!detail::all_finite<detail::scalar_tag>(x, cols)) return detail::fill_nan<detail::scalar_tag>(y, cols);
+    if (!detail::all_finite<detail::scalar_tag>(x, cols))
+      return detail::fill_nan<detail::scalar_tag>(y, cols);
     const detail::overflow_scale o =
         detail::make_overflow_scale<detail::scalar_tag>(detail::max_abs<detail::scalar_tag>(x, cols), eps);
     scale = o.scale;
@@ -84,15 +87,14 @@ void rms_norm_row(const In* x, const W* gamma, Out* y, std::size_t cols, float e
   }
   const float factor = detail::row_factor<Knobs, detail::scalar_tag>(s, cols, eps);
   impl::write_row<Knobs, In, W, Out>(gamma, static_cast<const W*>(nullptr), y, cols, factor,
-                                       [&](std::size_t i) { return to_float(x[i]) * scale; });
+                                     [&](std::size_t i) { return to_float(x[i]) * scale; });
 }
 
 // One LayerNorm row, shifted two-pass (never E[x^2] - E[x]^2):
 //   K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / d; c_i = d_i - m; var = csum(c_i^2) / d;
 //   inv = 1 / sqrt(var + eps); n_i = c_i * inv; y_i = Out(fma(n_i, g_i, b_i)) per the policy.
 template <class Policy, class In, class W, class Out>
-void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols,
-                    float eps) {
+void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float eps) {
   static_assert(Policy::layer_norm_exact,
                 "normkit: this preset's LayerNorm convention (e.g. the ONNX LayerNormalization "
                 "spec's extra rounding before adding B) is not reproduced by layer_norm");
@@ -118,7 +120,8 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
   };
   stats();
   if (!(var <= detail::max_finite)) {
-    if (!detail::all_finite<detail::scalar_tag>(x, cols)) return detail::fill_nan<detail::scalar_tag>(y, cols);
+    if (!detail::all_finite<detail::scalar_tag>(x, cols))
+      return detail::fill_nan<detail::scalar_tag>(y, cols);
     const detail::overflow_scale o =
         detail::make_overflow_scale<detail::scalar_tag>(detail::max_abs<detail::scalar_tag>(x, cols), eps);
     scale = o.scale;
@@ -134,37 +137,37 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
 
 // Whole tensors, with the same argument checks as the public entry points.
 template <class Policy, class In, class W, class Out>
-[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows,
-                              std::size_t cols, float eps, std::size_t x_stride,
-                              std::size_t y_stride) {
-  const status st = impl::validate(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps,
-                                     x_stride, y_stride);
-  if (st != status::ok || rows == 0 || cols == 0) return st;
+[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols,
+                              float eps, std::size_t x_stride, std::size_t y_stride) {
+  const status st =
+      impl::validate(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps, x_stride, y_stride);
+  if (st != status::ok || rows == 0 || cols == 0)
+    return st;
   for (std::size_t r = 0; r < rows; ++r)
     rms_norm_row<Policy>(x + r * x_stride, gamma, y + r * y_stride, cols, eps);
   return status::ok;
 }
 
 template <class Policy, class In, class W, class Out>
-[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows,
-                              std::size_t cols, float eps) {
+[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols,
+                              float eps) {
   return reference::rms_norm<Policy>(x, gamma, y, rows, cols, eps, cols, cols);
 }
 
 template <class Policy, class In, class W, class Out>
-[[nodiscard]] status layer_norm(const In* x, const W* gamma, const W* beta, Out* y,
-                                std::size_t rows, std::size_t cols, float eps,
-                                std::size_t x_stride, std::size_t y_stride) {
+[[nodiscard]] status layer_norm(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows,
+                                std::size_t cols, float eps, std::size_t x_stride, std::size_t y_stride) {
   const status st = impl::validate(x, gamma, beta, y, rows, cols, eps, x_stride, y_stride);
-  if (st != status::ok || rows == 0 || cols == 0) return st;
+  if (st != status::ok || rows == 0 || cols == 0)
+    return st;
   for (std::size_t r = 0; r < rows; ++r)
     layer_norm_row<Policy>(x + r * x_stride, gamma, beta, y + r * y_stride, cols, eps);
   return status::ok;
 }
 
 template <class Policy, class In, class W, class Out>
-[[nodiscard]] status layer_norm(const In* x, const W* gamma, const W* beta, Out* y,
-                                std::size_t rows, std::size_t cols, float eps) {
+[[nodiscard]] status layer_norm(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows,
+                                std::size_t cols, float eps) {
   return reference::layer_norm<Policy>(x, gamma, beta, y, rows, cols, eps, cols, cols);
 }
 
@@ -180,34 +183,38 @@ template <class Policy, class In, class W>
 void rms_norm_row(const In* x, const W* gamma, double* y, std::size_t cols, float eps) {
   using Knobs = detail::knobs_of<Policy>;
   double s = 0.0;
-  for (std::size_t i = 0; i < cols; ++i) s += static_cast<double>(to_float(x[i])) * to_float(x[i]);
+  for (std::size_t i = 0; i < cols; ++i)
+    s += static_cast<double>(to_float(x[i])) * to_float(x[i]);
   const double root = std::sqrt(s / static_cast<double>(cols) + static_cast<double>(eps));
   for (std::size_t i = 0; i < cols; ++i) {
     double n = static_cast<double>(to_float(x[i])) / root;
     if (Knobs::round == rounding::twice)
       n = to_float(from_float<detail::mid_of<Knobs, In, W>>(static_cast<float>(n)));
     double g = gamma ? static_cast<double>(to_float(gamma[i])) : 1.0;
-    if (gamma && Knobs::gain == gain_mode::plus_one) g += 1.0;
+    if (gamma && Knobs::gain == gain_mode::plus_one)
+      g += 1.0;
     y[i] = n * g;
   }
 }
 
 template <class Policy, class In, class W>
-void layer_norm_row(const In* x, const W* gamma, const W* beta, double* y, std::size_t cols,
-                    float eps) {
+void layer_norm_row(const In* x, const W* gamma, const W* beta, double* y, std::size_t cols, float eps) {
   using Knobs = detail::knobs_of<Policy>;
   double m = 0.0;
-  for (std::size_t i = 0; i < cols; ++i) m += to_float(x[i]);
+  for (std::size_t i = 0; i < cols; ++i)
+    m += to_float(x[i]);
   m /= static_cast<double>(cols);
   double v = 0.0;
-  for (std::size_t i = 0; i < cols; ++i) v += (to_float(x[i]) - m) * (to_float(x[i]) - m);
+  for (std::size_t i = 0; i < cols; ++i)
+    v += (to_float(x[i]) - m) * (to_float(x[i]) - m);
   const double root = std::sqrt(v / static_cast<double>(cols) + static_cast<double>(eps));
   for (std::size_t i = 0; i < cols; ++i) {
     double n = (to_float(x[i]) - m) / root;
     if (Knobs::round == rounding::twice)
       n = to_float(from_float<detail::mid_of<Knobs, In, W>>(static_cast<float>(n)));
     double g = gamma ? static_cast<double>(to_float(gamma[i])) : 1.0;
-    if (gamma && Knobs::gain == gain_mode::plus_one) g += 1.0;
+    if (gamma && Knobs::gain == gain_mode::plus_one)
+      g += 1.0;
     y[i] = n * g + (beta ? static_cast<double>(to_float(beta[i])) : 0.0);
   }
 }

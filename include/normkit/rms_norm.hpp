@@ -22,33 +22,37 @@ inline namespace NORMKIT_ABI_NAMESPACE {
 // Returns status::invalid_argument, touching nothing, on: null x / y with non-zero sizes,
 // stride < cols, eps < 0 / NaN / Inf, misaligned pointers, y overlapping x or gamma otherwise.
 template <class Policy, class In, class W, class Out>
-[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols, float eps,
-                              std::size_t x_stride, std::size_t y_stride) {
+[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols,
+                              float eps, std::size_t x_stride, std::size_t y_stride) {
   static_assert(is_storage_type<In>::value && is_storage_type<W>::value && is_storage_type<Out>::value,
                 "normkit: In, W and Out must each be float, normkit::bf16 or normkit::fp16");
   const status st =
       impl::validate(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps, x_stride, y_stride);
-  if (st != status::ok || rows == 0 || cols == 0) return st;
+  if (st != status::ok || rows == 0 || cols == 0)
+    return st;
   impl::run<detail::op_kind::rms_norm, Policy>(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps,
-                                                 x_stride, y_stride);
+                                               x_stride, y_stride);
   return status::ok;
 }
 
 // Contiguous rows.
 template <class Policy, class In, class W, class Out>
-[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols, float eps) {
+[[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols,
+                              float eps) {
   return normkit::rms_norm<Policy>(x, gamma, y, rows, cols, eps, cols, cols);
 }
 
 // No gain (e.g. Gemma3n's weightless norm): gamma == nullptr means g = 1.
 template <class Policy, class In, class Out>
-[[nodiscard]] status rms_norm(const In* x, std::nullptr_t, Out* y, std::size_t rows, std::size_t cols, float eps,
-                              std::size_t x_stride, std::size_t y_stride) {
-  return normkit::rms_norm<Policy>(x, static_cast<const In*>(nullptr), y, rows, cols, eps, x_stride, y_stride);
+[[nodiscard]] status rms_norm(const In* x, std::nullptr_t, Out* y, std::size_t rows, std::size_t cols,
+                              float eps, std::size_t x_stride, std::size_t y_stride) {
+  return normkit::rms_norm<Policy>(x, static_cast<const In*>(nullptr), y, rows, cols, eps, x_stride,
+                                   y_stride);
 }
 
 template <class Policy, class In, class Out>
-[[nodiscard]] status rms_norm(const In* x, std::nullptr_t, Out* y, std::size_t rows, std::size_t cols, float eps) {
+[[nodiscard]] status rms_norm(const In* x, std::nullptr_t, Out* y, std::size_t rows, std::size_t cols,
+                              float eps) {
   return normkit::rms_norm<Policy>(x, static_cast<const In*>(nullptr), y, rows, cols, eps, cols, cols);
 }
 

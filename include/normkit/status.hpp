@@ -4,18 +4,21 @@
 namespace normkit {
 
 // Every public entry point returns one of these; nothing on a bad argument is undefined.
-enum class [[nodiscard]] status {
-  ok = 0,
-  invalid_argument,  // null pointer with non-zero sizes, stride < cols, bad eps, misaligned
-                     // pointer, outputs overlapping inputs, size overflow
-  unsupported_isa,   // an ISA that is not compiled into this binary (set_isa only)
+enum class [[nodiscard]] status{
+    ok = 0,
+    invalid_argument,  // null pointer with non-zero sizes, stride < cols, bad eps, misaligned
+                       // pointer, outputs overlapping inputs, size overflow
+    unsupported_isa,   // an ISA that is not compiled into this binary (set_isa only)
 };
 
 constexpr const char* to_string(status s) noexcept {
   switch (s) {
-    case status::ok: return "ok";
-    case status::invalid_argument: return "invalid_argument";
-    case status::unsupported_isa: return "unsupported_isa";
+    case status::ok:
+      return "ok";
+    case status::invalid_argument:
+      return "invalid_argument";
+    case status::unsupported_isa:
+      return "unsupported_isa";
   }
   return "unknown status";
 }

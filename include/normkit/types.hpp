@@ -38,7 +38,8 @@ NORMKIT_ALWAYS_INLINE float bits_float(std::uint32_t u) noexcept {
 
 // float -> bf16 bits, round to nearest even; NaN -> quiet NaN with sign and top payload kept.
 NORMKIT_ALWAYS_INLINE std::uint16_t bf16_from_float_bits(std::uint32_t u) noexcept {
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x0040u);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<std::uint16_t>((u >> 16) | 0x0040u);
   const std::uint32_t lsb = (u >> 16) & 1u;
   return static_cast<std::uint16_t>((u + 0x7fffu + lsb) >> 16);
 }
@@ -52,21 +53,25 @@ NORMKIT_ALWAYS_INLINE std::uint32_t bf16_to_float_bits(std::uint16_t h) noexcept
 NORMKIT_ALWAYS_INLINE std::uint16_t fp16_from_float_bits(std::uint32_t u) noexcept {
   const std::uint32_t sign = (u >> 16) & 0x8000u;
   const std::uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
-  if (a >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // >= 65520: Inf
-  if (a >= 0x38800000u) {                                                     // >= 2^-14: normal
+  if (a > 0x7f800000u)
+    return static_cast<std::uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+  if (a >= 0x477ff000u)
+    return static_cast<std::uint16_t>(sign | 0x7c00u);  // >= 65520: Inf
+  if (a >= 0x38800000u) {                               // >= 2^-14: normal
     const std::uint32_t r = a + 0x0fffu + ((a >> 13) & 1u);
     return static_cast<std::uint16_t>(sign | ((r - 0x38000000u) >> 13));  // rebias 127 -> 15
   }
   // Subnormal fp16 (or zero): the result counts units of 2^-24.
   const std::uint32_t e = a >> 23;
-  if (e < 102) return static_cast<std::uint16_t>(sign);  // < 2^-25: rounds to zero
+  if (e < 102)
+    return static_cast<std::uint16_t>(sign);  // < 2^-25: rounds to zero
   const std::uint32_t m = (a & 0x7fffffu) | 0x800000u;
   const std::uint32_t shift = 126u - e;  // in [14, 24]
   std::uint32_t q = m >> shift;
   const std::uint32_t rem = m & ((1u << shift) - 1u);
   const std::uint32_t half = 1u << (shift - 1u);
-  if (rem > half || (rem == half && (q & 1u))) ++q;  // may carry into the smallest normal
+  if (rem > half || (rem == half && (q & 1u)))
+    ++q;  // may carry into the smallest normal
   return static_cast<std::uint16_t>(sign | q);
 }
 
@@ -75,9 +80,12 @@ NORMKIT_ALWAYS_INLINE std::uint32_t fp16_to_float_bits(std::uint16_t h) noexcept
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t e = (h >> 10) & 0x1fu;
   const std::uint32_t m = h & 0x3ffu;
-  if (e == 0x1f) return sign | 0x7f800000u | (m ? 0x400000u | (m << 13) : 0u);
-  if (e != 0) return sign | ((e + 112u) << 23) | (m << 13);
-  if (m == 0) return sign;
+  if (e == 0x1f)
+    return sign | 0x7f800000u | (m ? 0x400000u | (m << 13) : 0u);
+  if (e != 0)
+    return sign | ((e + 112u) << 23) | (m << 13);
+  if (m == 0)
+    return sign;
   // Subnormal: m * 2^-24, normalized by hand (no FP arithmetic, so DAZ cannot interfere).
   std::uint32_t shift = 0;
   std::uint32_t mm = m;
@@ -136,9 +144,15 @@ struct is_storage_type
                                        std::is_same<T, fp16>::value> {};
 
 // Exact widening of any storage type to the compute type.
-NORMKIT_ALWAYS_INLINE float to_float(float v) noexcept { return v; }
-NORMKIT_ALWAYS_INLINE float to_float(bf16 v) noexcept { return static_cast<float>(v); }
-NORMKIT_ALWAYS_INLINE float to_float(fp16 v) noexcept { return static_cast<float>(v); }
+NORMKIT_ALWAYS_INLINE float to_float(float v) noexcept {
+  return v;
+}
+NORMKIT_ALWAYS_INLINE float to_float(bf16 v) noexcept {
+  return static_cast<float>(v);
+}
+NORMKIT_ALWAYS_INLINE float to_float(fp16 v) noexcept {
+  return static_cast<float>(v);
+}
 
 // Rounding of a compute value to a storage type (identity for float).
 template <class T>

@@ -7,7 +7,8 @@
 #pragma once
 
 #if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
-#error "normkit: -ffast-math / -ffinite-math-only break its bit-exact contract (NaN handling, \
+#error \
+    "normkit: -ffast-math / -ffinite-math-only break its bit-exact contract (NaN handling, \
 IEEE sqrt and division, no reassociation). Compile the TUs that include normkit without them."
 #endif
 
@@ -15,8 +16,8 @@ IEEE sqrt and division, no reassociation). Compile the TUs that include normkit 
 #define NORMKIT_ABI_NAMESPACE abi_dispatch
 #elif defined(NORMKIT_DISABLE_SIMD)
 #define NORMKIT_ABI_NAMESPACE abi_scalar
-#elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
-    defined(__AVX512CD__) && defined(__FMA__) && defined(__F16C__)
+#elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512CD__) && \
+    defined(__FMA__) && defined(__F16C__)
 #define NORMKIT_STATIC_AVX512 1
 #define NORMKIT_ABI_NAMESPACE abi_avx512
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)

@@ -22,7 +22,8 @@ struct scalar_tag {};
 template <class Tag>
 float fold_halves(float* p, std::size_t n) {
   for (std::size_t w = n / 2; w >= 1; w /= 2)
-    for (std::size_t k = 0; k < w; ++k) p[k] = p[k] + p[k + w];
+    for (std::size_t k = 0; k < w; ++k)
+      p[k] = p[k] + p[k + w];
   return p[0];
 }
 

@@ -32,8 +32,8 @@ struct io<bf16, Arch> {
 
   // contract: to float is exact -- the bits move up 16 places.
   static batch load(const bf16* p) {
-    return xsimd::bitwise_cast<batch>(
-        arch_impl::widen_u16<Arch>(reinterpret_cast<const std::uint16_t*>(p)) << 16);
+    return xsimd::bitwise_cast<batch>(arch_impl::widen_u16<Arch>(reinterpret_cast<const std::uint16_t*>(p))
+                                      << 16);
   }
   // Same integer RNE as bf16_from_float_bits: (u + 0x7fff + lsb) >> 16; NaN -> (u >> 16) | 0x40.
   // NaN is tested in the float domain (xsimd 8.1 emulates unsigned compares on AVX2).
@@ -41,8 +41,8 @@ struct io<bf16, Arch> {
     const ubatch u = xsimd::bitwise_cast<ubatch>(v);
     const ubatch rne = (u + ubatch(0x7fffu) + ((u >> 16) & ubatch(1u))) >> 16;
     const ubatch qnan = (u >> 16) | ubatch(0x40u);
-    return xsimd::bitwise_cast<ubatch>(xsimd::select(xsimd::isnan(v), xsimd::bitwise_cast<batch>(qnan),
-                                                     xsimd::bitwise_cast<batch>(rne)));
+    return xsimd::bitwise_cast<ubatch>(
+        xsimd::select(xsimd::isnan(v), xsimd::bitwise_cast<batch>(qnan), xsimd::bitwise_cast<batch>(rne)));
   }
   static void store(bf16* p, batch v) {
     arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), bits(v));
@@ -56,9 +56,7 @@ struct io<fp16, Arch> {
   static batch load(const fp16* p) {
     return arch_impl::fp16_load<Arch>(reinterpret_cast<const std::uint16_t*>(p));
   }
-  static void store(fp16* p, batch v) {
-    arch_impl::fp16_store<Arch>(reinterpret_cast<std::uint16_t*>(p), v);
-  }
+  static void store(fp16* p, batch v) { arch_impl::fp16_store<Arch>(reinterpret_cast<std::uint16_t*>(p), v); }
   static batch round_through(batch v) { return arch_impl::fp16_round_trip<Arch>(v); }
 };
 

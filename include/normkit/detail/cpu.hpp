@@ -23,14 +23,17 @@ inline cpu_caps detect_cpu() {
   cpu_caps c;
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, cx = 0, d = 0;
-  if (!__get_cpuid_count(1, 0, &a, &b, &cx, &d)) return c;
+  if (!__get_cpuid_count(1, 0, &a, &b, &cx, &d))
+    return c;
   const bool fma = cx & (1u << 12), osxsave = cx & (1u << 27), avx = cx & (1u << 28), f16c = cx & (1u << 29);
-  if (!(osxsave && avx)) return c;
+  if (!(osxsave && avx))
+    return c;
   unsigned xcr0_lo = 0, xcr0_hi = 0;
   __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
   const bool ymm_state = (xcr0_lo & 0x6u) == 0x6u;
   const bool zmm_state = (xcr0_lo & 0xe6u) == 0xe6u;
-  if (!__get_cpuid_count(7, 0, &a, &b, &cx, &d)) return c;
+  if (!__get_cpuid_count(7, 0, &a, &b, &cx, &d))
+    return c;
   const bool avx2 = b & (1u << 5);
   const bool avx512 = (b & (1u << 16)) && (b & (1u << 17)) && (b & (1u << 28)) && (b & (1u << 30)) &&
                       (b & (1u << 31));  // F, DQ, CD, BW, VL

@@ -43,7 +43,8 @@ V normalized(V v, V factor) {
 template <class Knobs, class Mid, class Ops, bool HasBias, class V>
 V affine(V n, V g, V b) {
   V m = n;
-  if constexpr (Knobs::round == rounding::twice) m = Ops::template round_through<Mid>(n);
+  if constexpr (Knobs::round == rounding::twice)
+    m = Ops::template round_through<Mid>(n);
   if constexpr (HasBias)
     return Ops::fma(m, g, b);
   else
@@ -86,7 +87,8 @@ template <class Tag, class In>
 bool all_finite(const In* x, std::size_t cols) {
   for (std::size_t i = 0; i < cols; ++i) {
     const float v = to_float(x[i]);
-    if (!(v - v == 0.0f)) return false;  // NaN or +-Inf
+    if (!(v - v == 0.0f))
+      return false;  // NaN or +-Inf
   }
   return true;
 }
@@ -105,7 +107,8 @@ float max_abs(const In* x, std::size_t cols) {
 template <class Tag, class Out>
 void fill_nan(Out* y, std::size_t cols) {
   const Out nan = from_float<Out>(bits_float(0x7fc00000u));
-  for (std::size_t i = 0; i < cols; ++i) y[i] = nan;
+  for (std::size_t i = 0; i < cols; ++i)
+    y[i] = nan;
 }
 
 }  // namespace detail

@@ -6,8 +6,8 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include <cstddef>      // std::size_t
-#include <cstring>      // std::memcpy
+#include <cstddef>  // std::size_t
+#include <cstring>  // std::memcpy
 
 #include "../policy.hpp"
 #include "../types.hpp"
@@ -57,8 +57,7 @@ void store_partial(T* p, xsimd::batch<float, Arch> v, std::size_t n) {
 
 template <class Arch>
 xsimd::batch_bool<float, Arch> first_lanes(std::size_t n) {
-  alignas(64) static constexpr float iota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
-                                                 8, 9, 10, 11, 12, 13, 14, 15};
+  alignas(64) static constexpr float iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   using B = xsimd::batch<float, Arch>;
   return B::load_aligned(iota) < B(static_cast<float>(n));
 }
@@ -68,7 +67,8 @@ template <class Arch>
 float fold(xsimd::batch<float, Arch>* acc) {
   constexpr std::size_t A = shape<Arch>::accumulators, W = shape<Arch>::width;
   for (std::size_t n = A; n > 1; n /= 2)
-    for (std::size_t k = 0; k < n / 2; ++k) acc[k] = acc[k] + acc[k + n / 2];
+    for (std::size_t k = 0; k < n / 2; ++k)
+      acc[k] = acc[k] + acc[k + n / 2];
   alignas(64) float p[W];
   acc[0].store_aligned(p);
   return fold_halves<Arch>(p, W);
@@ -81,11 +81,13 @@ float canonical_sum(const In* x, std::size_t cols, Body body) {
   using B = typename shape<Arch>::batch;
   constexpr std::size_t A = shape<Arch>::accumulators, W = shape<Arch>::width;
   B acc[A];
-  for (std::size_t j = 0; j < A; ++j) acc[j] = B(0.0f);
+  for (std::size_t j = 0; j < A; ++j)
+    acc[j] = B(0.0f);
   std::size_t i = 0;
   for (; i + canonical_lanes <= cols; i += canonical_lanes) {
 #pragma GCC unroll 16
-    for (std::size_t j = 0; j < A; ++j) acc[j] = body(acc[j], io<In, Arch>::load(x + i + j * W), W);
+    for (std::size_t j = 0; j < A; ++j)
+      acc[j] = body(acc[j], io<In, Arch>::load(x + i + j * W), W);
   }
   for (std::size_t j = 0; i < cols; i += W, ++j) {
     if (i + W <= cols)
@@ -112,9 +114,11 @@ row_stats rms_stats(const In* x, std::size_t cols, float eps) {
   using B = typename shape<Arch>::batch;
   row_stats st{0.0f, 0.0f, 0.0f, 1.0f, eps, false};
   st.sum = canonical_sum<Arch>(x, cols, [](B acc, B v, std::size_t) { return xsimd::fma(v, v, acc); });
-  if (st.sum <= max_finite) return st;
+  if (st.sum <= max_finite)
+    return st;
   // Rare rows: a NaN/Inf input gives NaNs; a finite row whose squares overflow is redone scaled.
-  if (!all_finite<Arch>(x, cols)) return st.nan_row = true, st;
+  if (!all_finite<Arch>(x, cols))
+    return st.nan_row = true, st;
   const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
   const B sc(o.scale);
   st.scale = o.scale;
@@ -135,19 +139,24 @@ row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
   constexpr std::size_t Wd = shape<Arch>::width;
   row_stats st{0.0f, to_float(x[0]) * scale, 0.0f, scale, eps, false};
   const B neg_k(-st.shift), sc(scale);
-  st.mean = canonical_sum<Arch>(x, cols, [&](B acc, B v, std::size_t valid) {
-              const B d = xsimd::fma(v, sc, neg_k);
-              return acc + (valid == Wd ? d : xsimd::select(first_lanes<Arch>(valid), d, B(0.0f)));
-            }) /
+  st.mean = canonical_sum<Arch>(
+                x, cols,
+                [&](B acc, B v, std::size_t valid) {
+                  const B d = xsimd::fma(v, sc, neg_k);
+                  return acc + (valid == Wd ? d : xsimd::select(first_lanes<Arch>(valid), d, B(0.0f)));
+                }) /
             static_cast<float>(cols);
   const B mb(st.mean);
   st.sum = canonical_sum<Arch>(x, cols, [&](B acc, B v, std::size_t valid) {
     B c = xsimd::fma(v, sc, neg_k) - mb;
-    if (valid != Wd) c = xsimd::select(first_lanes<Arch>(valid), c, B(0.0f));
+    if (valid != Wd)
+      c = xsimd::select(first_lanes<Arch>(valid), c, B(0.0f));
     return xsimd::fma(c, c, acc);
   });
-  if (st.sum <= max_finite || scale != 1.0f) return st;
-  if (!all_finite<Arch>(x, cols)) return st.nan_row = true, st;
+  if (st.sum <= max_finite || scale != 1.0f)
+    return st;
+  if (!all_finite<Arch>(x, cols))
+    return st.nan_row = true, st;
   const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
   return layer_stats<Arch>(x, cols, o.eps, o.scale);
 }
@@ -158,14 +167,14 @@ row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
 template <class Arch, class W>
 const W* neutral_values(int which) {  // 0: zeros, 1: ones, 2: negative zeros
   alignas(64) static const W table[3][16] = {
-      {from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
-       from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
-       from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
-       from_float<W>(0.0f)},
-      {from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
-       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
-       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
-       from_float<W>(1.0f)},
+      {from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
+       from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
+       from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
+       from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f)},
+      {from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
+       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
+       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
+       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f)},
       {from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f),
        from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f),
        from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f),
@@ -211,17 +220,20 @@ template <class Arch, class Src, class Dst>
 void convert_n(const Src* src, Dst* dst, std::size_t n) {
   constexpr std::size_t Wd = shape<Arch>::width;
   std::size_t i = 0;
-  for (; i + Wd <= n; i += Wd) io<Dst, Arch>::store(dst + i, io<Src, Arch>::load(src + i));
-  if (i < n) store_partial<Arch>(dst + i, load_partial<Arch>(src + i, n - i), n - i);
+  for (; i + Wd <= n; i += Wd)
+    io<Dst, Arch>::store(dst + i, io<Src, Arch>::load(src + i));
+  if (i < n)
+    store_partial<Arch>(dst + i, load_partial<Arch>(src + i, n - i), n - i);
 }
 
 template <class Arch, op Op, class Knobs, class In, class W, class Out>
-void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols, float eps,
-               std::size_t x_stride, std::size_t y_stride) {
+void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
+               float eps, std::size_t x_stride, std::size_t y_stride) {
   for (std::size_t r = 0; r < rows; ++r) {
     const In* xr = x + r * x_stride;
     Out* yr = y + r * y_stride;
-    const row_stats st = Op == op::rms_norm ? rms_stats<Arch>(xr, cols, eps) : layer_stats<Arch>(xr, cols, eps, 1.0f);
+    const row_stats st =
+        Op == op::rms_norm ? rms_stats<Arch>(xr, cols, eps) : layer_stats<Arch>(xr, cols, eps, 1.0f);
     if (st.nan_row) {
       fill_nan<Arch>(yr, cols);
       continue;

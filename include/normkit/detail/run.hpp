@@ -32,12 +32,16 @@ using static_arch = xsimd::neon64;
 inline const kernel_table* active_table() {
   switch (active_isa()) {
 #if defined(__x86_64__) || defined(__i386__)
-    case isa::avx2: return &isa_table_avx2();
-    case isa::avx512: return &isa_table_avx512();
+    case isa::avx2:
+      return &isa_table_avx2();
+    case isa::avx512:
+      return &isa_table_avx512();
 #elif defined(__aarch64__)
-    case isa::neon: return &isa_table_neon();
+    case isa::neon:
+      return &isa_table_neon();
 #endif
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 #endif
@@ -69,11 +73,14 @@ void run(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, s
 template <class Src, class Dst>
 void run_convert(const Src* src, Dst* dst, std::size_t n) {
 #if defined(NORMKIT_RUNTIME_DISPATCH)
-  if (const kernel_table* t = active_table()) return t->convert[type_index<Src>][type_index<Dst>](src, dst, n);
+  if (const kernel_table* t = active_table())
+    return t->convert[type_index<Src>][type_index<Dst>](src, dst, n);
 #elif defined(NORMKIT_STATIC_SIMD)
-  if (active_isa() != isa::scalar) return convert_n<static_arch>(src, dst, n);
+  if (active_isa() != isa::scalar)
+    return convert_n<static_arch>(src, dst, n);
 #endif
-  for (std::size_t i = 0; i < n; ++i) dst[i] = from_float<Dst>(to_float(src[i]));
+  for (std::size_t i = 0; i < n; ++i)
+    dst[i] = from_float<Dst>(to_float(src[i]));
 }
 
 }  // namespace impl

@@ -26,16 +26,19 @@ template <std::size_t T>
 using type_at = std::conditional_t<T == 0, float, std::conditional_t<T == 1, bf16, fp16>>;
 
 template <class T>
-constexpr std::size_t type_index = std::is_same<T, float>::value ? 0 : std::is_same<T, bf16>::value ? 1 : 2;
+constexpr std::size_t type_index = std::is_same<T, float>::value  ? 0
+                                   : std::is_same<T, bf16>::value ? 1
+                                                                  : 2;
 
 template <std::size_t K>
-using knobs_at = policy<K % 3 == 0 ? rounding::once : rounding::twice,
-                        (K / 3) % 2 ? gain_mode::plus_one : gain_mode::plain,
-                        (K / 6) % 2 ? normalize::divide : normalize::multiply,
-                        K % 3 == 2 ? mid_type::gain : mid_type::input>;
+using knobs_at = policy<
+    K % 3 == 0 ? rounding::once : rounding::twice, (K / 3) % 2 ? gain_mode::plus_one : gain_mode::plain,
+    (K / 6) % 2 ? normalize::divide : normalize::multiply, K % 3 == 2 ? mid_type::gain : mid_type::input>;
 
 template <class Knobs>
-constexpr std::size_t knob_index = (Knobs::round == rounding::once ? 0 : Knobs::mid == mid_type::input ? 1 : 2) +
+constexpr std::size_t knob_index = (Knobs::round == rounding::once  ? 0
+                                    : Knobs::mid == mid_type::input ? 1
+                                                                    : 2) +
                                    3 * (Knobs::gain == gain_mode::plus_one) +
                                    6 * (Knobs::norm == normalize::divide);
 
@@ -46,7 +49,8 @@ struct canonical_knobs_impl {
   static constexpr bool twice = Knobs::round == rounding::twice;
   using mid = std::conditional_t<Knobs::mid == mid_type::input, In, W>;
   static constexpr rounding round = twice && std::is_same<mid, float>::value ? rounding::once : Knobs::round;
-  static constexpr mid_type m = round == rounding::once || std::is_same<In, W>::value ? mid_type::input : Knobs::mid;
+  static constexpr mid_type m =
+      round == rounding::once || std::is_same<In, W>::value ? mid_type::input : Knobs::mid;
   using type = policy<round, Knobs::gain, Knobs::norm, m>;
 };
 template <class Knobs, class In, class W>

@@ -12,8 +12,8 @@ namespace normkit {
 namespace detail {
 
 template <class Arch, op Op, class Knobs, class In, class W, class Out>
-void erased_rows(const void* x, const void* gamma, const void* beta, void* y, std::size_t rows, std::size_t cols,
-                 float eps, std::size_t x_stride, std::size_t y_stride) {
+void erased_rows(const void* x, const void* gamma, const void* beta, void* y, std::size_t rows,
+                 std::size_t cols, float eps, std::size_t x_stride, std::size_t y_stride) {
   norm_rows<Arch, Op, Knobs, In, W, Out>(static_cast<const In*>(x), static_cast<const W*>(gamma),
                                          static_cast<const W*>(beta), static_cast<Out*>(y), rows, cols, eps,
                                          x_stride, y_stride);
@@ -21,7 +21,8 @@ void erased_rows(const void* x, const void* gamma, const void* beta, void* y, st
 
 template <class Arch, std::size_t I>
 constexpr kernel_fn table_entry() {
-  constexpr std::size_t out = I % n_types, w = (I / n_types) % n_types, in = (I / (n_types * n_types)) % n_types;
+  constexpr std::size_t out = I % n_types, w = (I / n_types) % n_types,
+                        in = (I / (n_types * n_types)) % n_types;
   constexpr std::size_t k = (I / (n_types * n_types * n_types)) % n_knobs;
   constexpr std::size_t o = I / (n_types * n_types * n_types * n_knobs);
   using In = type_at<in>;
@@ -31,7 +32,7 @@ constexpr kernel_fn table_entry() {
   if constexpr (!std::is_same<canonical_knobs<Knobs, In, W>, Knobs>::value)
     return nullptr;
   else
-    return &erased_rows<Arch, o == 0 ? op::rms_norm : op::layer_norm, Knobs, In, W, type_at<out>>;
+    return &erased_rows < Arch, o == 0 ? op::rms_norm : op::layer_norm, Knobs, In, W, type_at < out >> ;
 }
 
 template <class Arch, class Src, class Dst>

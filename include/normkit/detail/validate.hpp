@@ -37,7 +37,9 @@ extent extent_of(const T* p, std::size_t rows, std::size_t cols, std::size_t str
   return r;
 }
 
-inline bool overlaps(const extent& a, const extent& b) { return a.begin < b.end && b.begin < a.end; }
+inline bool overlaps(const extent& a, const extent& b) {
+  return a.begin < b.end && b.begin < a.end;
+}
 
 template <class T>
 bool misaligned(const T* p) {
@@ -50,25 +52,32 @@ bool misaligned(const T* p) {
 // is x itself with the same element type and stride (in place). Gaps between strided rows are
 // never read or written, but an interleaved y still counts as overlapping (conservative).
 template <class In, class W, class Out>
-status validate(const In* x, const W* gamma, const W* beta, const Out* y, std::size_t rows,
-                std::size_t cols, float eps, std::size_t x_stride, std::size_t y_stride) {
+status validate(const In* x, const W* gamma, const W* beta, const Out* y, std::size_t rows, std::size_t cols,
+                float eps, std::size_t x_stride, std::size_t y_stride) {
   if (!(eps >= 0.0f) || !(eps <= 3.40282346638528859811704183484516925440e+38f))
     return status::invalid_argument;
-  if (x_stride < cols || y_stride < cols) return status::invalid_argument;
-  if (rows == 0 || cols == 0) return status::ok;
-  if (x == nullptr || y == nullptr) return status::invalid_argument;
+  if (x_stride < cols || y_stride < cols)
+    return status::invalid_argument;
+  if (rows == 0 || cols == 0)
+    return status::ok;
+  if (x == nullptr || y == nullptr)
+    return status::invalid_argument;
   if (misaligned(x) || misaligned(y) || (gamma && misaligned(gamma)) || (beta && misaligned(beta)))
     return status::invalid_argument;
   const extent ex = extent_of(x, rows, cols, x_stride);
   const extent ey = extent_of(y, rows, cols, y_stride);
   const extent eg = gamma ? extent_of(gamma, 1, cols, cols) : extent{};
   const extent eb = beta ? extent_of(beta, 1, cols, cols) : extent{};
-  if (!ex.ok || !ey.ok || !eg.ok || !eb.ok) return status::invalid_argument;
-  const bool in_place = std::is_same<In, Out>::value && ex.begin == ey.begin &&
-                        (rows == 1 || x_stride == y_stride);
-  if (!in_place && overlaps(ex, ey)) return status::invalid_argument;
-  if (gamma && overlaps(eg, ey)) return status::invalid_argument;
-  if (beta && overlaps(eb, ey)) return status::invalid_argument;
+  if (!ex.ok || !ey.ok || !eg.ok || !eb.ok)
+    return status::invalid_argument;
+  const bool in_place =
+      std::is_same<In, Out>::value && ex.begin == ey.begin && (rows == 1 || x_stride == y_stride);
+  if (!in_place && overlaps(ex, ey))
+    return status::invalid_argument;
+  if (gamma && overlaps(eg, ey))
+    return status::invalid_argument;
+  if (beta && overlaps(eb, ey))
+    return status::invalid_argument;
   return status::ok;
 }
 
