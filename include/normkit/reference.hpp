@@ -47,7 +47,7 @@ float sum_squares(const In* x, std::size_t cols, float scale) {
     const float v = to_float(x[i]) * scale;
     p[i % canonical_lanes] = std::fma(v, v, p[i % canonical_lanes]);
   }
-  return fold_halves<scalar_tag>(p, canonical_lanes);
+  return fold_halves<scalar_tag, canonical_lanes>(p);
 }
 
 // The output loop: y_i = Out(policy(n_i, g_i, b_i)), with v(i) the row value feeding n_i.
@@ -109,14 +109,14 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
       const float d = std::fma(to_float(x[i]), scale, -shift);
       p[i % detail::canonical_lanes] = p[i % detail::canonical_lanes] + d;
     }
-    mean = detail::fold_halves<detail::scalar_tag>(p, detail::canonical_lanes) /
+    mean = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) /
            static_cast<float>(cols);  // contract: m = csum(d_i) / float(d)
     float q[detail::canonical_lanes] = {};
     for (std::size_t i = 0; i < cols; ++i) {
       const float c = std::fma(to_float(x[i]), scale, -shift) - mean;
       q[i % detail::canonical_lanes] = std::fma(c, c, q[i % detail::canonical_lanes]);
     }
-    var = detail::fold_halves<detail::scalar_tag>(q, detail::canonical_lanes);
+    var = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(q);
   };
   stats();
   if (!(var <= detail::max_finite)) {

@@ -23,6 +23,11 @@ void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   vst1_u16(p, vmovn_u32(v));
 }
 
+template <class Arch>
+void pack2_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch<std::uint32_t, Arch> b) {
+  vst1q_u16(p, vcombine_u16(vmovn_u32(a), vmovn_u32(b)));
+}
+
 // fcvtl / fcvtn: exact widening (sNaN quieted), RNE narrowing with subnormals under the default
 // FPCR (no FZ16); equal to the scalar conversions (test_types, run under qemu-aarch64).
 template <class Arch>

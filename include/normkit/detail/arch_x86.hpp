@@ -42,6 +42,19 @@ void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   }
 }
 
+// Two batches of u32 lanes (each <= 0xffff) -> 2 * width u16 in order, one store. AVX2's
+// packusdw works per 128-bit lane; vpermq puts the quads back in order.
+template <class Arch>
+void pack2_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch<std::uint32_t, Arch> b) {
+  if constexpr (is_avx512<Arch>) {
+    pack_u16<Arch>(p, a);
+    pack_u16<Arch>(p + 16, b);
+  } else {
+    const __m256i packed = _mm256_packus_epi32(a, b);  // a0-3 b0-3 | a4-7 b4-7
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_permute4x64_epi64(packed, 0xd8));
+  }
+}
+
 // fp16 -> float (vcvtph2ps): exact, sNaN quieted -- proven equal to the scalar widening over
 // all 65,536 patterns by test_types.
 template <class Arch>

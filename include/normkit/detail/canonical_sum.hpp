@@ -17,13 +17,14 @@ constexpr std::size_t canonical_lanes = 64;  // K: fixed forever once golden dat
 // translation unit shares a symbol with baseline code (TOOLCHAIN.md, X2).
 struct scalar_tag {};
 
-// contract: for w = n/2 ... 1: p[k] = p[k] + p[k + w] for k < w; result p[0].
+// contract: for w = N/2 ... 1: p[k] = p[k] + p[k + w] for k < w; result p[0].
 // SIMD paths fold across registers first (w >= lanes) and call this on the last register.
-template <class Tag>
-float fold_halves(float* p, std::size_t n) {
-  for (std::size_t w = n / 2; w >= 1; w /= 2)
-    for (std::size_t k = 0; k < w; ++k)
-      p[k] = p[k] + p[k + w];
+template <class Tag, std::size_t N>
+float fold_halves(float* p) {
+#pragma GCC unroll 8
+  for (std::size_t w = N / 2; w >= 1; w /= 2)
+#pragma GCC unroll 32
+    for (std::size_t k = 0; k < w; ++k) p[k] = p[k] + p[k + w];
   return p[0];
 }
 

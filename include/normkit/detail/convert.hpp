@@ -23,6 +23,15 @@ struct io<float, Arch> {
   static batch load(const float* p) { return batch::load_unaligned(p); }
   static void store(float* p, batch v) { v.store_unaligned(p); }
   static batch round_through(batch v) { return v; }
+  // contract: NaN outputs are the canonical quiet NaN 0x7FC00000 (x86 and Arm differ otherwise).
+  static void store_canonical(float* p, batch v) {
+    const batch qnan = xsimd::bitwise_cast<batch>(xsimd::batch<std::uint32_t, Arch>(0x7fc00000u));
+    store(p, xsimd::select(xsimd::isnan(v), qnan, v));
+  }
+  static void store2_canonical(float* p, batch a, batch b) {
+    store_canonical(p, a);
+    store_canonical(p + batch::size, b);
+  }
 };
 
 template <class Arch>
@@ -48,6 +57,19 @@ struct io<bf16, Arch> {
     arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), bits(v));
   }
   static batch round_through(batch v) { return xsimd::bitwise_cast<batch>(bits(v) << 16); }
+  // The RNE bits with every NaN as the canonical 0x7FC0: one select instead of two.
+  static ubatch canonical_bits(batch v) {
+    const ubatch u = xsimd::bitwise_cast<ubatch>(v);
+    const ubatch rne = (u + ubatch(0x7fffu) + ((u >> 16) & ubatch(1u))) >> 16;
+    return xsimd::bitwise_cast<ubatch>(xsimd::select(xsimd::isnan(v), xsimd::bitwise_cast<batch>(ubatch(0x7fc0u)),
+                                                     xsimd::bitwise_cast<batch>(rne)));
+  }
+  static void store_canonical(bf16* p, batch v) {
+    arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(v));
+  }
+  static void store2_canonical(bf16* p, batch a, batch b) {
+    arch_impl::pack2_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(a), canonical_bits(b));
+  }
 };
 
 template <class Arch>
@@ -58,6 +80,14 @@ struct io<fp16, Arch> {
   }
   static void store(fp16* p, batch v) { arch_impl::fp16_store<Arch>(reinterpret_cast<std::uint16_t*>(p), v); }
   static batch round_through(batch v) { return arch_impl::fp16_round_trip<Arch>(v); }
+  static void store_canonical(fp16* p, batch v) {  // canonical float NaN narrows to 0x7E00
+    const batch qnan = xsimd::bitwise_cast<batch>(xsimd::batch<std::uint32_t, Arch>(0x7fc00000u));
+    store(p, xsimd::select(xsimd::isnan(v), qnan, v));
+  }
+  static void store2_canonical(fp16* p, batch a, batch b) {
+    store_canonical(p, a);
+    store_canonical(p + batch::size, b);
+  }
 };
 
 }  // namespace detail

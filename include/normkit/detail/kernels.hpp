@@ -7,7 +7,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include <cstddef>  // std::size_t
-#include <cstring>  // std::memcpy
+#include <cstring>  // std::memcpy, std::memset
 
 #include "../policy.hpp"
 #include "../types.hpp"
@@ -43,8 +43,9 @@ struct shape {
 // The last n < width elements, zero-padded; reads exactly n elements.
 template <class Arch, class T>
 xsimd::batch<float, Arch> load_partial(const T* p, std::size_t n) {
-  T buf[shape<Arch>::width] = {};
+  T buf[shape<Arch>::width];
   std::memcpy(buf, p, n * sizeof(T));
+  std::memset(static_cast<void*>(buf + n), 0, (shape<Arch>::width - n) * sizeof(T));
   return io<T, Arch>::load(buf);
 }
 
@@ -64,20 +65,20 @@ xsimd::batch_bool<float, Arch> first_lanes(std::size_t n) {
 
 // contract: fold halves. Across registers while w >= width, then fold_halves on the last one.
 template <class Arch>
-float fold(xsimd::batch<float, Arch>* acc) {
+NORMKIT_ALWAYS_INLINE float fold(xsimd::batch<float, Arch>* acc) {
   constexpr std::size_t A = shape<Arch>::accumulators, W = shape<Arch>::width;
   for (std::size_t n = A; n > 1; n /= 2)
     for (std::size_t k = 0; k < n / 2; ++k)
       acc[k] = acc[k] + acc[k + n / 2];
   alignas(64) float p[W];
   acc[0].store_aligned(p);
-  return fold_halves<Arch>(p, W);
+  return fold_halves<Arch, W>(p);
 }
 
 // Runs body(acc, v, valid) over the row in canonical order: register j of a 64-element block
 // holds partials [j*W, j*W + W). `valid` is the lane count of a zero-padded tail (W otherwise).
 template <class Arch, class In, class Body>
-float canonical_sum(const In* x, std::size_t cols, Body body) {
+NORMKIT_ALWAYS_INLINE float canonical_sum(const In* x, std::size_t cols, Body body) {
   using B = typename shape<Arch>::batch;
   constexpr std::size_t A = shape<Arch>::accumulators, W = shape<Arch>::width;
   B acc[A];
@@ -89,10 +90,12 @@ float canonical_sum(const In* x, std::size_t cols, Body body) {
     for (std::size_t j = 0; j < A; ++j)
       acc[j] = body(acc[j], io<In, Arch>::load(x + i + j * W), W);
   }
-  for (std::size_t j = 0; i < cols; i += W, ++j) {
+  // The last < 64 elements; constant register indices keep acc[] in registers.
+#pragma GCC unroll 16
+  for (std::size_t j = 0; j < A; ++j, i += W) {
     if (i + W <= cols)
       acc[j] = body(acc[j], io<In, Arch>::load(x + i), W);
-    else
+    else if (i < cols)
       acc[j] = body(acc[j], load_partial<Arch>(x + i, cols - i), cols - i);
   }
   return fold<Arch>(acc);
@@ -161,12 +164,11 @@ row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
   return layer_stats<Arch>(x, cols, o.eps, o.scale);
 }
 
-// Gains and biases that change nothing, read with step 0 when gamma or beta is null:
-// g = 1 (0 for the 1 + gamma offset) and b = -0, since fma(n, g, -0) == n * g for every n * g,
-// signed zeros included. One output loop then serves every gamma/beta combination.
+// Gains that change nothing, read with step 0 when gamma is null: g = 1 (0 for the 1 + gamma
+// offset), so one output loop serves both cases.
 template <class Arch, class W>
-const W* neutral_values(int which) {  // 0: zeros, 1: ones, 2: negative zeros
-  alignas(64) static const W table[3][16] = {
+const W* neutral_values(int which) {  // 0: zeros, 1: ones
+  alignas(64) static const W table[2][16] = {
       {from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
        from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
        from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
@@ -174,45 +176,64 @@ const W* neutral_values(int which) {  // 0: zeros, 1: ones, 2: negative zeros
       {from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
        from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
        from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
-       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f)},
-      {from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f),
-       from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f),
-       from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f),
-       from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f), from_float<W>(-0.0f)}};
+       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f)}};
   return table[which];
 }
 
-// contract: n_i = c_i * inv (or / sqrt); y_i = Out(fma(f(Mid(n_i)) or n_i, g_i, b_i)); NaN
-// outputs are the canonical quiet NaN. RMSNorm passes shift = mean = 0: fma(v, s, -0) - 0 is
-// v * s exactly.
+// contract: n_i = c_i * inv (or / sqrt); y_i = Out(f(Mid(n_i)) or n_i times g_i, plus b_i by fma);
+// NaN outputs are the canonical quiet NaN. A null gamma reads neutral gains with step 0. The loop
+// exists in three shapes (RMSNorm; LayerNorm with and without bias) inside one instantiation.
 template <class Arch, class Knobs, class In, class W, class Out>
 void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float factor,
-               const row_stats& st) {
+               const row_stats& st, bool centered) {
   using B = typename shape<Arch>::batch;
-  using U = xsimd::batch<std::uint32_t, Arch>;
   using Mid = mid_of<Knobs, In, W>;
   constexpr std::size_t Wd = shape<Arch>::width;
-  const std::size_t g_step = gamma ? 1 : 0, b_step = beta ? 1 : 0;
+  const std::size_t g_step = gamma ? 1 : 0;
   const W* gp = gamma ? gamma : neutral_values<Arch, W>(Knobs::gain == gain_mode::plus_one ? 0 : 1);
-  const W* bp = beta ? beta : neutral_values<Arch, W>(2);
   const B f(factor), sc(st.scale), neg_k(-st.shift), mb(st.mean);
-  const B qnan = xsimd::bitwise_cast<B>(U(0x7fc00000u));
-  auto compute = [&](B v, B g, B b) {
-    const B n = normalized<Knobs, simd_ops<Arch>>(xsimd::fma(v, sc, neg_k) - mb, f);
-    const B r = affine<Knobs, Mid, simd_ops<Arch>, true>(n, gain_value<Knobs>(g), b);
-    return xsimd::select(xsimd::isnan(r), qnan, r);
+  auto loop = [&](auto has_beta, auto is_centered) {
+    constexpr bool HasBeta = decltype(has_beta)::value, Centered = decltype(is_centered)::value;
+    auto compute = [&](B v, B g, B b) {
+      // RMSNorm: f(x_i) * scale; LayerNorm: c_i = fma(f(x_i), scale, -K) - m.
+      B c;
+      if constexpr (Centered)
+        c = xsimd::fma(v, sc, neg_k) - mb;
+      else
+        c = v * sc;
+      const B n = normalized<Knobs, simd_ops<Arch>>(c, f);
+      return affine<Knobs, Mid, simd_ops<Arch>, HasBeta>(n, gain_value<Knobs>(g), b);
+    };
+    auto bias = [&](std::size_t i) {
+      if constexpr (HasBeta)
+        return io<W, Arch>::load(beta + i);
+      else
+        return B(0.0f);
+    };
+    std::size_t i = 0;
+    for (; i + 2 * Wd <= cols; i += 2 * Wd) {
+      const B r0 = compute(io<In, Arch>::load(x + i), io<W, Arch>::load(gp + i * g_step), bias(i));
+      const B r1 = compute(io<In, Arch>::load(x + i + Wd), io<W, Arch>::load(gp + (i + Wd) * g_step), bias(i + Wd));
+      io<Out, Arch>::store2_canonical(y + i, r0, r1);
+    }
+    for (; i + Wd <= cols; i += Wd)
+      io<Out, Arch>::store_canonical(y + i, compute(io<In, Arch>::load(x + i), io<W, Arch>::load(gp + i * g_step), bias(i)));
+    if (i < cols) {
+      const std::size_t n = cols - i;
+      const B b = HasBeta ? load_partial<Arch>(beta + i, n) : B(0.0f);
+      Out buf[Wd];
+      io<Out, Arch>::store_canonical(buf, compute(load_partial<Arch>(x + i, n), load_partial<Arch>(gp + i * g_step, n), b));
+      std::memcpy(y + i, buf, n * sizeof(Out));
+    }
   };
-  std::size_t i = 0;
-  for (; i + Wd <= cols; i += Wd)
-    io<Out, Arch>::store(y + i, compute(io<In, Arch>::load(x + i), io<W, Arch>::load(gp + i * g_step),
-                                        io<W, Arch>::load(bp + i * b_step)));
-  if (i < cols) {
-    const std::size_t n = cols - i;
-    store_partial<Arch>(y + i,
-                        compute(load_partial<Arch>(x + i, n), load_partial<Arch>(gp + i * g_step, n),
-                                load_partial<Arch>(bp + i * b_step, n)),
-                        n);
-  }
+  using yes = std::true_type;
+  using no = std::false_type;
+  if (!centered)
+    loop(no{}, no{});
+  else if (beta)
+    loop(yes{}, yes{});
+  else
+    loop(no{}, yes{});
 }
 
 // Bulk conversion with the bits of types.hpp (NaN payloads kept, not canonicalized).
@@ -240,7 +261,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
     }
     // contract: inv = 1 / sqrt(ms + eps) with ms = s / float(d)   (or var for LayerNorm)
     const float factor = row_factor<Knobs, Arch>(st.sum, cols, st.eps);
-    write_row<Arch, Knobs, In, W, Out>(xr, gamma, Op == op::rms_norm ? nullptr : beta, yr, cols, factor, st);
+    write_row<Arch, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, factor, st, Op == op::layer_norm);
   }
 }
 
