@@ -4,10 +4,11 @@
 #include <gtest/gtest.h>
 #include <normkit/normkit.hpp>
 
-#include <cmath>    // std::ldexp
+#include <cmath>    // std::ldexp, std::fma
 #include <cstdint>  // std::uint16_t, std::uint32_t, std::uint64_t
 #include <cstdio>   // std::snprintf
 #include <cstring>  // std::memcpy
+#include <ostream>  // std::ostream
 #include <string>   // std::string
 #include <type_traits>
 #include <vector>  // std::vector
@@ -51,7 +52,9 @@ class rng {
   std::uint32_t u32() { return static_cast<std::uint32_t>(next() >> 32); }
   // Uniform in [0, 1): 24 random bits, exact.
   float uniform() { return static_cast<float>(next() >> 40) * 0x1p-24f; }
-  float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
+  // Explicit fma: a contraction flag must not change the generated values (hash comparisons
+  // across builds depend on it).
+  float uniform(float lo, float hi) { return std::fma(hi - lo, uniform(), lo); }
   // Approximately N(0, 1): Irwin-Hall of 4 uniforms, IEEE adds only (no libm).
   float normal() {
     const float s = (uniform() + uniform()) + (uniform() + uniform());
@@ -129,6 +132,17 @@ template <class T>
 inline std::vector<normkit::isa> all_isas() {
   return {normkit::isa::scalar, normkit::isa::avx2, normkit::isa::avx512, normkit::isa::neon};
 }
+
+}  // namespace normkit_test
+
+namespace normkit {
+// Readable ISA names in gtest output ("GetParam() = avx2").
+inline void PrintTo(isa i, std::ostream* os) {
+  *os << to_string(i);
+}
+}  // namespace normkit
+
+namespace normkit_test {
 
 inline std::string isa_param_name(const ::testing::TestParamInfo<normkit::isa>& info) {
   return normkit::to_string(info.param);
