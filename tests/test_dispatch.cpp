@@ -11,7 +11,7 @@ namespace {
 using normkit::isa;
 
 // What the CPU offers, asked independently of normkit's cpuid code.
-bool cpu_has(isa i) {
+[[maybe_unused]] bool cpu_has(isa i) {
   switch (i) {
     case isa::scalar:
       return true;
