@@ -1,0 +1,233 @@
+// Exhaustive narrowing (ctest label "exhaustive"): every one of the 2^32 float bit patterns,
+// narrowed to bf16 and to fp16 by the scalar conversion and by normkit::convert on every ISA this
+// CPU runs, is checked against an independent formula -- rounding done on the real value in
+// double, not the integer carry trick of types.hpp. Prints the time of each check.
+#include "support.hpp"
+
+#include <algorithm>    // std::max, std::min
+#include <atomic>       // std::atomic
+#include <chrono>       // std::chrono::steady_clock
+#include <cmath>        // std::fabs
+#include <cstdint>      // std::uint16_t, std::uint32_t, std::uint64_t
+#include <cstdio>       // std::printf, std::snprintf
+#include <cstring>      // std::memcpy, std::memcmp
+#include <ctime>        // std::clock
+#include <functional>   // std::function
+#include <memory>       // std::unique_ptr
+#include <mutex>        // std::mutex
+#include <string>       // std::string
+#include <thread>       // std::thread
+#include <type_traits>  // std::is_trivially_copyable
+#include <utility>      // std::move
+#include <vector>       // std::vector
+
+namespace {
+
+using namespace normkit_test;
+using normkit::isa;
+
+double pow2(int k) {  // 2^k for normal-range k, built from its bit pattern (exact, no libm)
+  const std::uint64_t b = static_cast<std::uint64_t>(1023 + k) << 52;
+  double d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
+}
+
+// The independent formula. A binary format with ExpBits exponent and ManBits mantissa bits:
+//   finite x: find the binade 2^e <= |x| < 2^(e+1) (e from the double's exponent field; every float
+//   is a normal double), the format's unit in the last place there, 2^q with
+//   q = max(e, emin) - ManBits, and round |x| / 2^q to an integer n, ties to even, in double
+//   ((t + 2^52) - 2^52 rounds a t < 2^52 to an integer under the default rounding mode). The
+//   value n * 2^q is then encoded: subnormal binades count units directly; normal ones put
+//   (n - 2^ManBits) in the mantissa field, n = 2^(ManBits+1) carrying into the exponent. Anything
+//   at or past the Inf pattern is Inf (IEEE RNE overflow).
+//   NaN: quiet bit set, sign and top ManBits - 1 payload bits kept. Inf: Inf.
+template <int ExpBits, int ManBits>
+std::uint16_t narrow_via_double(std::uint32_t u) {
+  constexpr int bias = (1 << (ExpBits - 1)) - 1;
+  constexpr int emin = 1 - bias;
+  constexpr std::uint32_t inf = ((1u << ExpBits) - 1u) << ManBits;
+  const std::uint32_t sign = (u >> 31) << 15;
+  const std::uint32_t fexp = (u >> 23) & 0xffu, fman = u & 0x7fffffu;
+  if (fexp == 0xffu) {
+    if (fman == 0)
+      return static_cast<std::uint16_t>(sign | inf);
+    return static_cast<std::uint16_t>(sign | inf | (1u << (ManBits - 1)) | (fman >> (23 - ManBits)));
+  }
+  const double a = std::fabs(static_cast<double>(normkit::detail::bits_float(u)));
+  if (a == 0.0)
+    return static_cast<std::uint16_t>(sign);
+  std::uint64_t db;
+  std::memcpy(&db, &a, sizeof db);
+  const int e = static_cast<int>((db >> 52) & 0x7ffu) - 1023;
+  const int q = std::max(e, emin) - ManBits;
+  const double t = a * pow2(-q);                           // exact: a power-of-two scaling
+  const double n = (t + 0x1p52) - 0x1p52;                  // round to integer, ties to even
+  const std::uint32_t ni = static_cast<std::uint32_t>(n);  // <= 2^(ManBits + 1)
+  std::uint32_t r;
+  if (e < emin)
+    r = ni;  // subnormal units; ni == 2^ManBits is exactly the smallest normal's pattern
+  else
+    r = (static_cast<std::uint32_t>(e + bias) << ManBits) + (ni - (1u << ManBits));
+  if (r >= inf)
+    r = inf;
+  return static_cast<std::uint16_t>(sign | r);
+}
+
+std::uint16_t bf16_formula(std::uint32_t u) {
+  return narrow_via_double<8, 7>(u);
+}
+std::uint16_t fp16_formula(std::uint32_t u) {
+  return narrow_via_double<5, 10>(u);
+}
+
+// The formula against values worked out by hand (so it cannot share a mistake with types.hpp),
+// and against two plausible wrong conversions, so a formula that accepted them would be caught.
+TEST(Exhaustive, FormulaMatchesHandWorkedCases) {
+  const std::uint32_t in[] = {0x3f800000u, 0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0x7f7f8000u, 0x00008000u,
+                              0x00018000u, 0x007fffffu, 0x80000000u, 0x7f800001u, 0xffbf0000u, 0x477fefffu,
+                              0x477ff000u, 0x33000000u, 0x33000001u, 0x387fe000u, 0x34200000u, 0x7fa00000u};
+  const std::uint16_t bf[] = {0x3f80, 0x3f80, 0x3f82, 0x7f80, 0x7f80, 0x0000, 0x0002, 0x0080, 0x8000,
+                              0x7fc0, 0xffff, 0x4780, 0x4780, 0x3300, 0x3300, 0x3880, 0x3420, 0x7fe0};
+  const std::uint16_t hf[] = {0x3c00, 0x3c04, 0x3c0c, 0x7c00, 0x7c00, 0x0000, 0x0000, 0x0000, 0x8000,
+                              0x7e00, 0xfff8, 0x7bff, 0x7c00, 0x0000, 0x0001, 0x0400, 0x0002, 0x7f00};
+  for (std::size_t k = 0; k < sizeof in / sizeof in[0]; ++k) {
+    EXPECT_EQ(bf16_formula(in[k]), bf[k]) << "bf16 formula at 0x" << std::hex << in[k];
+    EXPECT_EQ(fp16_formula(in[k]), hf[k]) << "fp16 formula at 0x" << std::hex << in[k];
+  }
+  // Truncation and round-half-away differ from it (and from RNE) on these inputs.
+  EXPECT_NE(bf16_formula(0x3f80ffffu), 0x3f80);  // truncation would give 0x3f80
+  EXPECT_NE(bf16_formula(0x3f808000u), 0x3f81);  // half-away would give 0x3f81
+  EXPECT_NE(fp16_formula(0x33000000u), 0x0001);  // half-away would give 0x0001
+}
+
+// One check: a conversion of n floats to T, run with `which` selected (the scalar conversion
+// needs no ISA), and its totals.
+template <class T>
+struct check {
+  std::string name;
+  bool uses_isa = false;
+  isa which = isa::scalar;
+  std::function<void(const float*, T*, std::size_t)> convert;
+  double wall = 0, cpu = 0;
+  std::uint64_t mismatches = 0;
+  std::vector<std::string> examples;
+};
+
+// body(begin, end) over [0, n) in chunks of 2^20, on two threads.
+template <class Body>
+void parallel_chunks(std::size_t n, Body body) {
+  constexpr std::size_t chunk = std::size_t{1} << 20;
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t b; (b = next.fetch_add(chunk)) < n;)
+      body(b, std::min(n, b + chunk));
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+}
+
+// All 2^32 patterns, 2^24 at a time: the formula's expected bits are computed once per block and
+// every check converts the same block and compares (so the formula is evaluated once per pattern,
+// not once per check). Prints the time each check took (wall and process CPU: the machine is
+// shared, so wall time alone can mislead).
+template <class T>
+void run_all_floats(std::uint16_t (*formula)(std::uint32_t), std::vector<check<T>>& checks) {
+  static_assert(sizeof(T) == sizeof(std::uint16_t) && std::is_trivially_copyable<T>::value,
+                "T's bytes are its 16-bit pattern");
+  constexpr std::size_t block = std::size_t{1} << 24;
+  std::vector<float> src(block);
+  std::vector<std::uint16_t> want(block);
+  std::mutex mu;
+  double formula_wall = 0, formula_cpu = 0;
+  using clock = std::chrono::steady_clock;
+  for (std::uint64_t base = 0; base < (std::uint64_t{1} << 32); base += block) {
+    auto t0 = clock::now();
+    std::clock_t c0 = std::clock();
+    parallel_chunks(block, [&](std::size_t b, std::size_t e) {
+      for (std::size_t k = b; k < e; ++k) {
+        const std::uint32_t u = static_cast<std::uint32_t>(base + k);
+        src[k] = normkit::detail::bits_float(u);
+        want[k] = formula(u);
+      }
+    });
+    formula_wall += std::chrono::duration<double>(clock::now() - t0).count();
+    formula_cpu += static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    for (check<T>& c : checks) {
+      isa_scope scope(c.uses_isa ? c.which : normkit::active_isa());
+      ASSERT_TRUE(scope.ok()) << c.name;
+      t0 = clock::now();
+      c0 = std::clock();
+      parallel_chunks(block, [&](std::size_t b, std::size_t e) {
+        const std::unique_ptr<T[]> out(new T[e - b]);
+        c.convert(src.data() + b, out.get(), e - b);
+        if (std::memcmp(out.get(), want.data() + b, (e - b) * sizeof(T)) == 0)
+          return;
+        std::lock_guard<std::mutex> lock(mu);
+        for (std::size_t k = 0; k < e - b; ++k) {
+          if (out[k].bits == want[b + k])
+            continue;
+          if (++c.mismatches <= 8) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "0x%08x -> 0x%04x, formula 0x%04x", bits(src[b + k]),
+                          static_cast<unsigned>(out[k].bits), static_cast<unsigned>(want[b + k]));
+            c.examples.push_back(buf);
+          }
+        }
+      });
+      c.wall += std::chrono::duration<double>(clock::now() - t0).count();
+      c.cpu += static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    }
+  }
+  std::printf("[ timing   ] independent formula: %.1f s wall, %.1f s CPU\n", formula_wall, formula_cpu);
+  for (const check<T>& c : checks) {
+    std::printf("[ timing   ] %s: 2^32 patterns, %.1f s wall, %.1f s CPU, %llu mismatches\n", c.name.c_str(),
+                c.wall, c.cpu, static_cast<unsigned long long>(c.mismatches));
+    for (const auto& e : c.examples)
+      ADD_FAILURE() << c.name << ": " << e;
+    EXPECT_EQ(c.mismatches, 0u) << c.name;
+  }
+  std::fflush(stdout);
+}
+
+// The scalar conversion T(float) and normkit::convert<float, T> on every ISA this CPU runs.
+template <class T>
+std::vector<check<T>> checks_for() {
+  std::vector<check<T>> checks(1);
+  checks[0].name = std::string("scalar ") + type_name<T>() + "(float)";
+  checks[0].convert = [](const float* s, T* o, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k)
+      o[k] = T(s[k]);
+  };
+  for (isa i : all_isas()) {
+    if (!normkit::isa_available(i)) {
+      std::printf("[ skipped  ] convert<float, %s> on %s: not available on this CPU/build\n", type_name<T>(),
+                  normkit::to_string(i));
+      continue;
+    }
+    check<T> c;
+    c.name = std::string("convert<float, ") + type_name<T>() + "> on " + normkit::to_string(i);
+    c.uses_isa = true;
+    c.which = i;
+    c.convert = [](const float* s, T* o, std::size_t n) {
+      const normkit::status st = normkit::convert(s, o, n);
+      if (st != normkit::status::ok)
+        ADD_FAILURE() << "convert: " << normkit::to_string(st);
+    };
+    checks.push_back(std::move(c));
+  }
+  return checks;
+}
+
+TEST(Exhaustive, EveryFloatNarrowsToBf16AsTheFormulaSays) {
+  auto checks = checks_for<bf16>();
+  run_all_floats(bf16_formula, checks);
+}
+
+TEST(Exhaustive, EveryFloatNarrowsToFp16AsTheFormulaSays) {
+  auto checks = checks_for<fp16>();
+  run_all_floats(fp16_formula, checks);
+}
+
+}  // namespace
