@@ -31,8 +31,11 @@ constexpr kernel_fn table_entry() {
   // Only canonical knob sets are instantiated; the entry points canonicalize before lookup.
   if constexpr (!std::is_same<canonical_knobs<Knobs, In, W>, Knobs>::value)
     return nullptr;
-  else
-    return &erased_rows < Arch, o == 0 ? op::rms_norm : op::layer_norm, Knobs, In, W, type_at < out >> ;
+  else {
+    constexpr op kind = o == 0 ? op::rms_norm : op::layer_norm;
+    using Out = type_at<out>;
+    return &erased_rows<Arch, kind, Knobs, In, W, Out>;
+  }
 }
 
 template <class Arch, class Src, class Dst>
@@ -42,14 +45,19 @@ void erased_convert(const void* src, void* dst, std::size_t n) {
 
 template <class Arch, std::size_t... J>
 void fill_convert(convert_fn* conv, std::index_sequence<J...>) {
-  ((conv[J] = &erased_convert<Arch, type_at<J / n_types>, type_at<J % n_types>>), ...);
+  const convert_fn entries[] = {&erased_convert<Arch, type_at<J / n_types>, type_at<J % n_types>>...};
+  for (std::size_t j = 0; j < sizeof...(J); ++j)
+    conv[j] = entries[j];
 }
 
 template <class Arch, std::size_t... I>
 kernel_table make_table(std::index_sequence<I...>) {
   kernel_table t{};
   kernel_fn* flat = &t.fn[0][0][0][0][0];
-  ((flat[I] = table_entry<Arch, I>()), ...);
+  // A braced list, not a comma fold: clang nests a fold once per term and stops at 256.
+  const kernel_fn entries[] = {table_entry<Arch, I>()...};
+  for (std::size_t i = 0; i < sizeof...(I); ++i)
+    flat[i] = entries[i];
   fill_convert<Arch>(&t.convert[0][0], std::make_index_sequence<n_types * n_types>{});
   return t;
 }
