@@ -10,6 +10,7 @@
 // in seconds per ISA. Compile time: each op x preset x In/W/Out combination instantiates only two
 // trampolines (the public call and the reference call behind a type-erased signature); the harness
 // (generators, layouts, poison checks, comparisons) is written once over run-time storage types.
+#include <normkit/detail/tuning.hpp>  // stream_min_bytes: cases big enough to stream
 #include "support.hpp"
 
 #include <chrono>       // std::chrono::steady_clock
@@ -20,6 +21,7 @@
 #include <cstring>      // std::memcmp, std::memcpy
 #include <string>       // std::string
 #include <type_traits>  // std::is_same
+#include <utility>      // std::pair
 #include <vector>       // std::vector
 
 namespace {
@@ -971,6 +973,53 @@ TEST_P(Parity, SameRowSameBitsAtAnyBatchPosition) {
   batch_sweep(c, desc<rms_op<normkit::gemma>, float, float, float>());
   batch_sweep(c, desc<ln_op<normkit::pytorch>, bf16, float, bf16>());
   batch_sweep(c, desc<ln_op<normkit::round_twice>, fp16, fp16, float>());
+}
+
+// ---- Calls whose output reaches detail::stream_min_bytes take the streaming-store loop (a
+// peeled head up to a 64-byte boundary, whole lines streamed, the next row prefetched, one fence
+// per call): the same bits and nothing written outside the rows, for y at any element offset,
+// between NaN, overflow and zero rows (eps = 0 too), with gains that send rows to the general loop.
+void streaming_sweep(checker& c, const op_desc& op) {
+  const std::size_t cols = 4096 + 37;  // a tail chunk too
+  const std::size_t rows = normkit::detail::stream_min_bytes / (cols * size_of(op.out)) + 1;
+  static const std::pair<gain_kind, float> gains_eps[] = {{gain_kind::normal, 1e-6f},
+                                                          {gain_kind::raw_bits, 0.0f}};
+  for (const auto& ge : gains_eps) {
+    spec s;
+    s.rows = rows;
+    s.cols = cols;
+    s.eps = ge.second;
+    s.row_gen = {gen_kind::mixed, 0};
+    s.gamma = ge.first;
+    s.beta = gain_kind::normal;
+    s.seed = c.next_seed();
+    const problem p(op, s);
+    for (std::size_t y_off : {0, 7}) {
+      if (c.stop())
+        return;
+      layout l;
+      l.x_off = 3;
+      l.y_off = y_off;
+      l.y_stride = y_off ? cols + 5 : 0;
+      check(c, p, l);
+    }
+    if (op.in == op.out) {
+      layout l;
+      l.in_place = true;
+      check(c, p, l);
+    }
+  }
+}
+
+TEST_P(Parity, StreamingStoresOnLargeOutputs) {
+  NORMKIT_USE_ISA(GetParam());
+  if (GetParam() == isa::scalar)
+    GTEST_SKIP() << "the scalar path is the reference; it has no streaming loop";
+  checker c(GetParam(), "StreamingStoresOnLargeOutputs");
+  streaming_sweep(c, desc<rms_op<normkit::llama>, bf16, bf16, bf16>());
+  streaming_sweep(c, desc<ln_op<normkit::pytorch>, bf16, bf16, bf16>());
+  streaming_sweep(c, desc<rms_op<normkit::gemma>, fp16, fp16, fp16>());
+  streaming_sweep(c, desc<ln_op<normkit::pytorch>, float, float, float>());
 }
 
 // ---- In place (y == x, same type and stride): the same bits as out of place.

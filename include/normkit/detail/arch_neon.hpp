@@ -23,9 +23,17 @@ void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   vst1_u16(p, vmovn_u32(v));
 }
 
-template <class Arch>
+// Stream is accepted for the x86 signature: NEON has no non-temporal store worth having here.
+template <class Arch, bool Stream = false>
 void pack2_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch<std::uint32_t, Arch> b) {
   vst1q_u16(p, vcombine_u16(vmovn_u32(a), vmovn_u32(b)));
+}
+
+// u + 0x7fff + bit 16 of u (see arch_x86.hpp).
+template <class Arch>
+xsimd::batch<std::uint32_t, Arch> bf16_rne_carry(xsimd::batch<std::uint32_t, Arch> u) {
+  const uint32x4_t even = vceqq_u32(vandq_u32(u, vdupq_n_u32(0x10000u)), vdupq_n_u32(0));
+  return vaddq_u32(vaddq_u32(u, vdupq_n_u32(0x8000u)), even);  // even lanes: + (2^32 - 1)
 }
 
 // fcvtl / fcvtn: exact widening (sNaN quieted), RNE narrowing with subnormals under the default
@@ -38,6 +46,11 @@ xsimd::batch<float, Arch> fp16_load(const std::uint16_t* p) {
 template <class Arch>
 void fp16_store(std::uint16_t* p, xsimd::batch<float, Arch> v) {
   vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+}
+
+template <class Arch, bool Stream = false>
+void fp16_store2(std::uint16_t* p, xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+  vst1q_u16(p, vreinterpretq_u16_f16(vcombine_f16(vcvt_f16_f32(a), vcvt_f16_f32(b))));
 }
 
 template <class Arch>
@@ -55,6 +68,11 @@ xsimd::batch<float, Arch> div(xsimd::batch<float, Arch> a, xsimd::batch<float, A
 template <class Arch>
 void stream_f32(float* p, xsimd::batch<float, Arch> v) {
   v.store_aligned(p);  // no non-temporal hint worth having here
+}
+
+template <class Arch>
+void stream_words(void* p, xsimd::batch<std::uint32_t, Arch> v) {
+  vst1q_u32(static_cast<std::uint32_t*>(p), v);
 }
 
 template <class Arch>

@@ -42,16 +42,40 @@ void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   }
 }
 
-// Two batches of u32 lanes (each <= 0xffff) -> 2 * width u16 in order, one store. AVX2's
-// packusdw works per 128-bit lane; vpermq puts the quads back in order.
-template <class Arch>
+// Two batches of u32 lanes (each <= 0xffff) -> 2 * width u16 in order, one store (non-temporal
+// when Stream: p then 64-byte aligned). AVX2's packusdw works per 128-bit lane; vpermq puts the
+// quads back in order.
+template <class Arch, bool Stream = false>
 void pack2_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch<std::uint32_t, Arch> b) {
   if constexpr (is_avx512<Arch>) {
-    pack_u16<Arch>(p, a);
-    pack_u16<Arch>(p + 16, b);
+    const __m512i v =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(a)), _mm512_cvtepi32_epi16(b), 1);
+    if constexpr (Stream)
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+    else
+      _mm512_storeu_si512(p, v);
   } else {
-    const __m256i packed = _mm256_packus_epi32(a, b);  // a0-3 b0-3 | a4-7 b4-7
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_permute4x64_epi64(packed, 0xd8));
+    const __m256i v = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8);  // a0-3 b0-3 | a4-7 b4-7
+    if constexpr (Stream)
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
+    else
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+  }
+}
+
+// u + 0x7fff + bit 16 of u: the bf16 round-to-nearest-even carry, before the >> 16. Written
+// as u + 0x8000 - (bit 16 clear) with a compare, not a shift: vector shifts and shuffles share
+// two ports on Zen, which the bf16 loops already saturate (widening, packing).
+template <class Arch>
+xsimd::batch<std::uint32_t, Arch> bf16_rne_carry(xsimd::batch<std::uint32_t, Arch> u) {
+  if constexpr (is_avx512<Arch>) {
+    const __m512i r = _mm512_add_epi32(u, _mm512_set1_epi32(0x7fff));
+    return _mm512_mask_add_epi32(r, _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x10000)), r,
+                                 _mm512_set1_epi32(1));
+  } else {
+    const __m256i even =
+        _mm256_cmpeq_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x10000)), _mm256_setzero_si256());
+    return _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x8000)), even);  // even lanes: -1
   }
 }
 
@@ -87,6 +111,26 @@ xsimd::batch<float, Arch> fp16_round_trip(xsimd::batch<float, Arch> v) {
     return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
+// Two batches -> 2 * width fp16 in order, one store (non-temporal when Stream, p 64-byte aligned).
+template <class Arch, bool Stream = false>
+void fp16_store2(std::uint16_t* p, xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+  constexpr int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  if constexpr (is_avx512<Arch>) {
+    const __m512i v =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtps_ph(a, rne)), _mm512_cvtps_ph(b, rne), 1);
+    if constexpr (Stream)
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+    else
+      _mm512_storeu_si512(p, v);
+  } else {
+    const __m256i v = _mm256_set_m128i(_mm256_cvtps_ph(b, rne), _mm256_cvtps_ph(a, rne));
+    if constexpr (Stream)
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
+    else
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+  }
+}
+
 // IEEE division (vdivps).
 template <class Arch>
 xsimd::batch<float, Arch> div(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
@@ -102,6 +146,16 @@ void stream_f32(float* p, xsimd::batch<float, Arch> v) {
     _mm256_stream_ps(p, v);
 }
 
+// Non-temporal store of one integer batch (p aligned to the batch size).
+template <class Arch>
+void stream_words(void* p, xsimd::batch<std::uint32_t, Arch> v) {
+  if constexpr (is_avx512<Arch>)
+    _mm512_stream_si512(static_cast<__m512i*>(p), v);
+  else
+    _mm256_stream_si256(static_cast<__m256i*>(p), v);
+}
+
+// Orders a call's non-temporal stores before whatever follows it: once per call, never per row.
 template <class Arch>
 void store_fence() {
   _mm_sfence();

@@ -24,7 +24,8 @@ float fold_halves(float* p) {
 #pragma GCC unroll 8
   for (std::size_t w = N / 2; w >= 1; w /= 2)
 #pragma GCC unroll 32
-    for (std::size_t k = 0; k < w; ++k) p[k] = p[k] + p[k + w];
+    for (std::size_t k = 0; k < w; ++k)
+      p[k] = p[k] + p[k + w];
   return p[0];
 }
 

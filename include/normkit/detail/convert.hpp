@@ -32,6 +32,20 @@ struct io<float, Arch> {
     store_canonical(p, a);
     store_canonical(p + batch::size, b);
   }
+  // For values known not to be NaN (the kernels' fast loop): no canonicalizing select. Stream:
+  // non-temporal, p 64-byte aligned.
+  static batch round_through_finite(batch v) { return v; }
+  static void store_finite(float* p, batch v) { store(p, v); }
+  template <bool Stream>
+  static void store2_finite(float* p, batch a, batch b) {
+    if constexpr (Stream) {
+      arch_impl::stream_f32<Arch>(p, a);
+      arch_impl::stream_f32<Arch>(p + batch::size, b);
+    } else {
+      store(p, a);
+      store(p + batch::size, b);
+    }
+  }
 };
 
 template <class Arch>
@@ -44,14 +58,17 @@ struct io<bf16, Arch> {
     return xsimd::bitwise_cast<batch>(arch_impl::widen_u16<Arch>(reinterpret_cast<const std::uint16_t*>(p))
                                       << 16);
   }
-  // Same integer RNE as bf16_from_float_bits: (u + 0x7fff + lsb) >> 16; NaN -> (u >> 16) | 0x40.
-  // NaN is tested in the float domain (xsimd 8.1 emulates unsigned compares on AVX2).
+  // Same integer RNE as bf16_from_float_bits: (u + 0x7fff + lsb) >> 16. Right for every
+  // non-NaN input (Inf stays Inf, overflow rounds to Inf); NaN needs one of the selects below.
+  static ubatch rne_bits(batch v) {
+    return arch_impl::bf16_rne_carry<Arch>(xsimd::bitwise_cast<ubatch>(v)) >> 16;
+  }
+  // NaN -> (u >> 16) | 0x40, as the scalar conversion. NaN is tested in the float domain
+  // (xsimd 8.1 emulates unsigned compares on AVX2).
   static ubatch bits(batch v) {
-    const ubatch u = xsimd::bitwise_cast<ubatch>(v);
-    const ubatch rne = (u + ubatch(0x7fffu) + ((u >> 16) & ubatch(1u))) >> 16;
-    const ubatch qnan = (u >> 16) | ubatch(0x40u);
-    return xsimd::bitwise_cast<ubatch>(
-        xsimd::select(xsimd::isnan(v), xsimd::bitwise_cast<batch>(qnan), xsimd::bitwise_cast<batch>(rne)));
+    const ubatch qnan = (xsimd::bitwise_cast<ubatch>(v) >> 16) | ubatch(0x40u);
+    return xsimd::bitwise_cast<ubatch>(xsimd::select(xsimd::isnan(v), xsimd::bitwise_cast<batch>(qnan),
+                                                     xsimd::bitwise_cast<batch>(rne_bits(v))));
   }
   static void store(bf16* p, batch v) {
     arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), bits(v));
@@ -59,16 +76,27 @@ struct io<bf16, Arch> {
   static batch round_through(batch v) { return xsimd::bitwise_cast<batch>(bits(v) << 16); }
   // The RNE bits with every NaN as the canonical 0x7FC0: one select instead of two.
   static ubatch canonical_bits(batch v) {
-    const ubatch u = xsimd::bitwise_cast<ubatch>(v);
-    const ubatch rne = (u + ubatch(0x7fffu) + ((u >> 16) & ubatch(1u))) >> 16;
-    return xsimd::bitwise_cast<ubatch>(xsimd::select(xsimd::isnan(v), xsimd::bitwise_cast<batch>(ubatch(0x7fc0u)),
-                                                     xsimd::bitwise_cast<batch>(rne)));
+    return xsimd::bitwise_cast<ubatch>(xsimd::select(xsimd::isnan(v),
+                                                     xsimd::bitwise_cast<batch>(ubatch(0x7fc0u)),
+                                                     xsimd::bitwise_cast<batch>(rne_bits(v))));
   }
   static void store_canonical(bf16* p, batch v) {
     arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(v));
   }
   static void store2_canonical(bf16* p, batch a, batch b) {
     arch_impl::pack2_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(a), canonical_bits(b));
+  }
+  // For values known not to be NaN: the RNE alone.
+  static batch round_through_finite(batch v) {
+    return xsimd::bitwise_cast<batch>(arch_impl::bf16_rne_carry<Arch>(xsimd::bitwise_cast<ubatch>(v)) &
+                                      ubatch(0xffff0000u));
+  }
+  static void store_finite(bf16* p, batch v) {
+    arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), rne_bits(v));
+  }
+  template <bool Stream>
+  static void store2_finite(bf16* p, batch a, batch b) {
+    arch_impl::pack2_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), rne_bits(a), rne_bits(b));
   }
 };
 
@@ -87,6 +115,13 @@ struct io<fp16, Arch> {
   static void store2_canonical(fp16* p, batch a, batch b) {
     store_canonical(p, a);
     store_canonical(p + batch::size, b);
+  }
+  // F16C / fcvtn round every non-NaN value correctly; only NaN needs the select above.
+  static batch round_through_finite(batch v) { return round_through(v); }
+  static void store_finite(fp16* p, batch v) { store(p, v); }
+  template <bool Stream>
+  static void store2_finite(fp16* p, batch a, batch b) {
+    arch_impl::fp16_store2<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), a, b);
   }
 };
 

@@ -1,20 +1,26 @@
 // normkit: the SIMD kernels, written once and templated on the xsimd arch (fma3<avx2>,
-// avx512bw, neon64). The 64 canonical partials live in 64 / lanes registers, so each term lands
-// in the partial the reference puts it in, whatever the width; tails are zero-padded copies, so
-// no load or store ever leaves the row. Every step quotes the contract line it implements.
+// avx512bw, neon64). Rows move in chunks of two registers (chunk.hpp). The 64 canonical partials
+// live in 64 / lanes registers, so each term lands in the partial the reference puts it in,
+// whatever the width or lane layout; tails are zero-padded copies, so no load or store ever
+// leaves the row. Every step quotes the contract line it implements.
 #pragma once
 
 #include <xsimd/xsimd.hpp>
 
-#include <cstddef>  // std::size_t
-#include <cstring>  // std::memcpy, std::memset
+#include <algorithm>    // std::min
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uintptr_t, std::uint16_t, std::uint32_t
+#include <cstring>      // std::memcpy, std::memset
+#include <type_traits>  // std::conditional_t, std::true_type
 
 #include "../policy.hpp"
 #include "../types.hpp"
 #include "abi.hpp"
 #include "canonical_sum.hpp"
+#include "chunk.hpp"
 #include "convert.hpp"
 #include "epilogue.hpp"
+#include "tuning.hpp"
 
 namespace normkit {
 namespace detail {
@@ -32,6 +38,16 @@ struct simd_ops {
   }
 };
 
+// The same operations without NaN handling, for rows that cannot produce a NaN (see write_row).
+template <class Arch>
+struct finite_ops : simd_ops<Arch> {
+  using batch = xsimd::batch<float, Arch>;
+  template <class T>
+  static batch round_through(batch v) {
+    return io<T, Arch>::round_through_finite(v);
+  }
+};
+
 template <class Arch>
 struct shape {
   using batch = xsimd::batch<float, Arch>;
@@ -40,7 +56,7 @@ struct shape {
   static_assert(canonical_lanes % width == 0, "the canonical order needs lanes dividing 64");
 };
 
-// The last n < width elements, zero-padded; reads exactly n elements.
+// The last n < width elements, zero-padded; reads exactly n elements (convert_n).
 template <class Arch, class T>
 xsimd::batch<float, Arch> load_partial(const T* p, std::size_t n) {
   T buf[shape<Arch>::width];
@@ -56,49 +72,65 @@ void store_partial(T* p, xsimd::batch<float, Arch> v, std::size_t n) {
   std::memcpy(p, buf, n * sizeof(T));
 }
 
-template <class Arch>
-xsimd::batch_bool<float, Arch> first_lanes(std::size_t n) {
-  alignas(64) static constexpr float iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  using B = xsimd::batch<float, Arch>;
-  return B::load_aligned(iota) < B(static_cast<float>(n));
-}
-
-// contract: fold halves. Across registers while w >= width, then fold_halves on the last one.
-template <class Arch>
+// contract: fold halves. Across registers while w >= 2 * width (acc[2c + r] holds register r of
+// chunk c, so acc[k] + acc[k + n/2] adds partials w apart), then fold_halves on the last chunk
+// with its lanes put back in element order.
+template <class Arch, bool Interleaved>
 NORMKIT_ALWAYS_INLINE float fold(xsimd::batch<float, Arch>* acc) {
   constexpr std::size_t A = shape<Arch>::accumulators, W = shape<Arch>::width;
-  for (std::size_t n = A; n > 1; n /= 2)
+  for (std::size_t n = A; n > 2; n /= 2)
     for (std::size_t k = 0; k < n / 2; ++k)
       acc[k] = acc[k] + acc[k + n / 2];
-  alignas(64) float p[W];
-  acc[0].store_aligned(p);
-  return fold_halves<Arch, W>(p);
+  alignas(64) float lanes[2][W];
+  acc[0].store_aligned(lanes[0]);
+  acc[1].store_aligned(lanes[1]);
+  float p[2 * W];
+  for (std::size_t r = 0; r < 2; ++r)
+    for (std::size_t l = 0; l < W; ++l)
+      p[chunk_position<Interleaved>(W, r, l)] = lanes[r][l];
+  return fold_halves<Arch, 2 * W>(p);
 }
 
-// Runs body(acc, v, valid) over the row in canonical order: register j of a 64-element block
-// holds partials [j*W, j*W + W). `valid` is the lane count of a zero-padded tail (W otherwise).
-template <class Arch, class In, class Body>
+// Runs body(acc, v, keep) over the row in canonical order: each 64-element block is 64 / 2W
+// chunks, register r of chunk c accumulates into acc[2c + r], and fold() undoes the lane layout.
+// keep is null for full registers, else the lanes holding real elements of a zero-padded tail.
+template <class Arch, bool Interleaved, class In, class Body>
 NORMKIT_ALWAYS_INLINE float canonical_sum(const In* x, std::size_t cols, Body body) {
   using B = typename shape<Arch>::batch;
-  constexpr std::size_t A = shape<Arch>::accumulators, W = shape<Arch>::width;
+  using M = xsimd::batch_bool<float, Arch>;
+  using C = chunk_io<In, Arch, Interleaved>;
+  constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width;
+  const M* all = nullptr;
   B acc[A];
   for (std::size_t j = 0; j < A; ++j)
     acc[j] = B(0.0f);
   std::size_t i = 0;
   for (; i + canonical_lanes <= cols; i += canonical_lanes) {
-#pragma GCC unroll 16
-    for (std::size_t j = 0; j < A; ++j)
-      acc[j] = body(acc[j], io<In, Arch>::load(x + i + j * W), W);
+#pragma GCC unroll 8
+    for (std::size_t j = 0; j < A; j += 2) {
+      B a, b;
+      C::load(x + i + j / 2 * W2, a, b);
+      acc[j] = body(acc[j], a, all);
+      acc[j + 1] = body(acc[j + 1], b, all);
+    }
   }
   // The last < 64 elements; constant register indices keep acc[] in registers.
-#pragma GCC unroll 16
-  for (std::size_t j = 0; j < A; ++j, i += W) {
-    if (i + W <= cols)
-      acc[j] = body(acc[j], io<In, Arch>::load(x + i), W);
-    else if (i < cols)
-      acc[j] = body(acc[j], load_partial<Arch>(x + i, cols - i), cols - i);
+#pragma GCC unroll 8
+  for (std::size_t j = 0; j < A; j += 2, i += W2) {
+    B a, b;
+    if (i + W2 <= cols) {
+      C::load(x + i, a, b);
+      acc[j] = body(acc[j], a, all);
+      acc[j + 1] = body(acc[j + 1], b, all);
+    } else if (i < cols) {
+      load_chunk_partial<Arch, Interleaved>(x + i, cols - i, a, b);
+      const M ka = chunk_lanes_below<Arch, Interleaved>(0, cols - i),
+              kb = chunk_lanes_below<Arch, Interleaved>(1, cols - i);
+      acc[j] = body(acc[j], a, &ka);
+      acc[j + 1] = body(acc[j + 1], b, &kb);
+    }
   }
-  return fold<Arch>(acc);
+  return fold<Arch, Interleaved>(acc);
 }
 
 // What the output pass needs from a row's statistics. RMSNorm has shift = mean = 0.
@@ -111,12 +143,15 @@ struct row_stats {
   bool nan_row;
 };
 
-// contract: s = csum(f(x_i)^2), fma into partials; overflow: redo on x * 2^-e.
-template <class Arch, class In>
+// contract: s = csum(f(x_i)^2), fma into partials (zero padding adds 0); overflow: redo on
+// x * 2^-e.
+template <class Arch, bool Interleaved, class In>
 row_stats rms_stats(const In* x, std::size_t cols, float eps) {
   using B = typename shape<Arch>::batch;
+  using M = xsimd::batch_bool<float, Arch>;
   row_stats st{0.0f, 0.0f, 0.0f, 1.0f, eps, false};
-  st.sum = canonical_sum<Arch>(x, cols, [](B acc, B v, std::size_t) { return xsimd::fma(v, v, acc); });
+  st.sum =
+      canonical_sum<Arch, Interleaved>(x, cols, [](B acc, B v, const M*) { return xsimd::fma(v, v, acc); });
   if (st.sum <= max_finite)
     return st;
   // Rare rows: a NaN/Inf input gives NaNs; a finite row whose squares overflow is redone scaled.
@@ -126,7 +161,7 @@ row_stats rms_stats(const In* x, std::size_t cols, float eps) {
   const B sc(o.scale);
   st.scale = o.scale;
   st.eps = o.eps;
-  st.sum = canonical_sum<Arch>(x, cols, [&](B acc, B v, std::size_t) {
+  st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M*) {
     const B t = v * sc;
     return xsimd::fma(t, t, acc);
   });
@@ -136,24 +171,23 @@ row_stats rms_stats(const In* x, std::size_t cols, float eps) {
 // contract: K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / float(d); c_i = d_i - m;
 // var = csum(c_i^2); padding lanes add 0. d_i is computed as fma(f(x_i), scale, -K), which is
 // f(x_i) - K exactly when scale is 1 and the overflow path's value otherwise.
-template <class Arch, class In>
+template <class Arch, bool Interleaved, class In>
 row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
   using B = typename shape<Arch>::batch;
-  constexpr std::size_t Wd = shape<Arch>::width;
+  using M = xsimd::batch_bool<float, Arch>;
   row_stats st{0.0f, to_float(x[0]) * scale, 0.0f, scale, eps, false};
   const B neg_k(-st.shift), sc(scale);
-  st.mean = canonical_sum<Arch>(
-                x, cols,
-                [&](B acc, B v, std::size_t valid) {
-                  const B d = xsimd::fma(v, sc, neg_k);
-                  return acc + (valid == Wd ? d : xsimd::select(first_lanes<Arch>(valid), d, B(0.0f)));
-                }) /
+  st.mean = canonical_sum<Arch, Interleaved>(x, cols,
+                                             [&](B acc, B v, const M* keep) {
+                                               const B d = xsimd::fma(v, sc, neg_k);
+                                               return acc + (keep ? xsimd::select(*keep, d, B(0.0f)) : d);
+                                             }) /
             static_cast<float>(cols);
   const B mb(st.mean);
-  st.sum = canonical_sum<Arch>(x, cols, [&](B acc, B v, std::size_t valid) {
+  st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M* keep) {
     B c = xsimd::fma(v, sc, neg_k) - mb;
-    if (valid != Wd)
-      c = xsimd::select(first_lanes<Arch>(valid), c, B(0.0f));
+    if (keep)
+      c = xsimd::select(*keep, c, B(0.0f));
     return xsimd::fma(c, c, acc);
   });
   if (st.sum <= max_finite || scale != 1.0f)
@@ -161,79 +195,174 @@ row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
   if (!all_finite<Arch>(x, cols))
     return st.nan_row = true, st;
   const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
-  return layer_stats<Arch>(x, cols, o.eps, o.scale);
+  return layer_stats<Arch, Interleaved>(x, cols, o.eps, o.scale);
 }
 
-// Gains that change nothing, read with step 0 when gamma is null: g = 1 (0 for the 1 + gamma
-// offset), so one output loop serves both cases.
+// Values read with step 0 in place of a null gamma or beta, so one loop serves every case:
+// gains 1 (0 for the 1 + gamma offset) and bias -0.0, since fma(m, g, -0.0) == m * g for every
+// m * g, signed zeros included. One chunk of each (32: AVX-512's 2W).
+template <class W>
+struct neutral_table {
+  enum which { zero, one, minus_zero };
+  alignas(64) W v[3][32];
+  neutral_table() {
+    for (std::size_t i = 0; i < 32; ++i)
+      v[zero][i] = from_float<W>(0.0f), v[one][i] = from_float<W>(1.0f),
+      v[minus_zero][i] = from_float<W>(-0.0f);
+  }
+};
+
 template <class Arch, class W>
-const W* neutral_values(int which) {  // 0: zeros, 1: ones
-  alignas(64) static const W table[2][16] = {
-      {from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
-       from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
-       from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f),
-       from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f), from_float<W>(0.0f)},
-      {from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
-       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
-       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f),
-       from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f), from_float<W>(1.0f)}};
-  return table[which];
+const W* neutral_values(typename neutral_table<W>::which which) {
+  static_assert(2 * shape<Arch>::width <= 32, "neutral_table holds one chunk");
+  static const neutral_table<W> table;
+  return table.v[which];
 }
+
+// The exponent field whose all-ones value marks NaN and +-Inf, per storage type.
+template <class T>
+struct exponent_field;
+template <>
+struct exponent_field<float> {
+  using bits = std::uint32_t;
+  static constexpr bits mask = 0x7f800000u;
+};
+template <>
+struct exponent_field<bf16> {
+  using bits = std::uint16_t;
+  static constexpr bits mask = 0x7f80u;
+};
+template <>
+struct exponent_field<fp16> {
+  using bits = std::uint16_t;
+  static constexpr bits mask = 0x7c00u;
+};
+
+// True when p[0, n) holds no NaN and no Inf; tested on the raw bits, 16 or 32 lanes per compare.
+template <class Arch, class T>
+bool all_finite_bits(const T* p, std::size_t n) {
+  using U = typename exponent_field<T>::bits;
+  using UB = xsimd::batch<U, Arch>;
+  const U* u = reinterpret_cast<const U*>(p);
+  const UB mask(exponent_field<T>::mask);
+  auto bad = UB(0) != UB(0);  // all false
+  std::size_t i = 0;
+  for (; i + UB::size <= n; i += UB::size)
+    bad = bad | ((UB::load_unaligned(u + i) & mask) == mask);
+  bool tail_bad = false;
+  for (; i < n; ++i) {
+    U v;
+    std::memcpy(&v, p + i, sizeof(U));
+    tail_bad = tail_bad || (v & exponent_field<T>::mask) == exponent_field<T>::mask;
+  }
+  return !tail_bad && !xsimd::any(bad);
+}
+
+// Whether a row can skip NaN handling. Its statistics are finite (NaN/Inf rows and overflow
+// were dealt with before), so every c_i is finite and |c_i| <= sqrt(d * var) up to underflow,
+// hence |n_i| < 2^12 * sqrt(d) whenever the factor is finite (multiply) or positive (divide:
+// c_i / +Inf is 0). Then with finite gains and bias no product, sum or rounding yields NaN
+// (overflow gives +-Inf, never NaN), and the NaN selects would change no bit.
+template <class Knobs>
+bool clean_factor(float factor) {
+  if constexpr (Knobs::norm == normalize::divide)
+    return factor > 0.0f;
+  else
+    return factor - factor == 0.0f;
+}
+
+// How norm_rows wants each row written, decided once per call.
+struct write_mode {
+  bool gains_finite;  // gamma and beta (when given) hold no NaN or Inf
+  bool stream;        // the output is too big to stay cached: non-temporal stores
+};
 
 // contract: n_i = c_i * inv (or / sqrt); y_i = Out(f(Mid(n_i)) or n_i times g_i, plus b_i by fma);
-// NaN outputs are the canonical quiet NaN. A null gamma reads neutral gains with step 0. The loop
-// exists in three shapes (RMSNorm; LayerNorm with and without bias) inside one instantiation.
+// NaN outputs are the canonical quiet NaN. Null gamma / beta read neutral values with step 0.
+// Three loops: a fast one for clean RMSNorm rows, one for clean LayerNorm rows (no NaN selects,
+// no overflow scale; streaming stores and a prefetch of the next row when mode.stream) and a
+// general one for every other row, where RMSNorm is LayerNorm with K = -0.0 and m = 0
+// (fma(v, s, -0.0) - 0 == v * s). All three apply the same arithmetic: the same bits.
 template <class Arch, class Knobs, class In, class W, class Out>
 void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float factor,
-               const row_stats& st, bool centered) {
+               const row_stats& st, bool centered, const write_mode& mode, const In* next_row) {
   using B = typename shape<Arch>::batch;
   using Mid = mid_of<Knobs, In, W>;
-  constexpr std::size_t Wd = shape<Arch>::width;
-  const std::size_t g_step = gamma ? 1 : 0;
-  const W* gp = gamma ? gamma : neutral_values<Arch, W>(Knobs::gain == gain_mode::plus_one ? 0 : 1);
+  using table = neutral_table<W>;
+  constexpr bool IL = interleaved_layout<In, W, Out>;
+  constexpr std::size_t W2 = 2 * shape<Arch>::width;
+  const std::size_t g_step = gamma ? 1 : 0, b_step = beta ? 1 : 0;
+  const W* gp =
+      gamma ? gamma : neutral_values<Arch, W>(Knobs::gain == gain_mode::plus_one ? table::zero : table::one);
+  const W* bp = beta ? beta : neutral_values<Arch, W>(table::minus_zero);
   const B f(factor), sc(st.scale), neg_k(-st.shift), mb(st.mean);
-  auto loop = [&](auto has_beta, auto is_centered) {
-    constexpr bool HasBeta = decltype(has_beta)::value, Centered = decltype(is_centered)::value;
+  auto loop = [&](auto kind) {
+    constexpr int Kind = decltype(kind)::value;  // 0: fast RMSNorm, 1: fast LayerNorm, 2: general
+    constexpr bool Fast = Kind != 2;
+    using Ops = std::conditional_t<Fast, finite_ops<Arch>, simd_ops<Arch>>;
     auto compute = [&](B v, B g, B b) {
-      // RMSNorm: f(x_i) * scale; LayerNorm: c_i = fma(f(x_i), scale, -K) - m.
-      B c;
-      if constexpr (Centered)
-        c = xsimd::fma(v, sc, neg_k) - mb;
+      if constexpr (Kind == 0)
+        return affine<Knobs, Mid, Ops, false>(normalized<Knobs, Ops>(v, f), gain_value<Knobs>(g), b);
       else
-        c = v * sc;
-      const B n = normalized<Knobs, simd_ops<Arch>>(c, f);
-      return affine<Knobs, Mid, simd_ops<Arch>, HasBeta>(n, gain_value<Knobs>(g), b);
+        return affine<Knobs, Mid, Ops, true>(normalized<Knobs, Ops>(xsimd::fma(v, sc, neg_k) - mb, f),
+                                             gain_value<Knobs>(g), b);
     };
-    auto bias = [&](std::size_t i) {
-      if constexpr (HasBeta)
-        return io<W, Arch>::load(beta + i);
-      else
-        return B(0.0f);
+    // One chunk of 2W elements at i, or (partial) the n < 2W left, through zero-padded copies
+    // that never leave the row. Kept apart so the full one stays small enough to inline.
+    auto full = [&](std::size_t i, B& ra, B& rb) {
+      B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
+      chunk_io<In, Arch, IL>::load(x + i, xa, xb);
+      chunk_io<W, Arch, IL>::load(gp + i * g_step, ga, gb);
+      if constexpr (Kind != 0)
+        chunk_io<W, Arch, IL>::load(bp + i * b_step, ba, bb);
+      ra = compute(xa, ga, ba);
+      rb = compute(xb, gb, bb);
+    };
+    auto partial = [&](std::size_t i, std::size_t n) {
+      B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
+      load_chunk_partial<Arch, IL>(x + i, n, xa, xb);
+      load_chunk_partial<Arch, IL>(gp + i * g_step, n, ga, gb);
+      if constexpr (Kind != 0)
+        load_chunk_partial<Arch, IL>(bp + i * b_step, n, ba, bb);
+      Out buf[W2];
+      chunk_io<Out, Arch, IL>::template store<Fast, false>(buf, compute(xa, ga, ba), compute(xb, gb, bb));
+      std::memcpy(y + i, buf, n * sizeof(Out));
     };
     std::size_t i = 0;
-    for (; i + 2 * Wd <= cols; i += 2 * Wd) {
-      const B r0 = compute(io<In, Arch>::load(x + i), io<W, Arch>::load(gp + i * g_step), bias(i));
-      const B r1 = compute(io<In, Arch>::load(x + i + Wd), io<W, Arch>::load(gp + (i + Wd) * g_step), bias(i + Wd));
-      io<Out, Arch>::store2_canonical(y + i, r0, r1);
+    bool stream = false;
+    if constexpr (Fast) {
+      if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
+        const std::size_t head =
+            std::min(cols, (64 - reinterpret_cast<std::uintptr_t>(y) % 64) % 64 / sizeof(Out));
+        for (; i + W2 <= head; i += W2)
+          partial(i, W2);
+        if (i < head)
+          partial(i, head - i), i = head;
+        stream = true;
+      }
     }
-    for (; i + Wd <= cols; i += Wd)
-      io<Out, Arch>::store_canonical(y + i, compute(io<In, Arch>::load(x + i), io<W, Arch>::load(gp + i * g_step), bias(i)));
-    if (i < cols) {
-      const std::size_t n = cols - i;
-      const B b = HasBeta ? load_partial<Arch>(beta + i, n) : B(0.0f);
-      Out buf[Wd];
-      io<Out, Arch>::store_canonical(buf, compute(load_partial<Arch>(x + i, n), load_partial<Arch>(gp + i * g_step, n), b));
-      std::memcpy(y + i, buf, n * sizeof(Out));
+    for (; i + W2 <= cols; i += W2) {
+      B ra, rb;
+      full(i, ra, rb);
+      if constexpr (Fast) {
+        if (stream) {
+          if (next_row)
+            arch_impl::prefetch<Arch>(next_row + i);
+          chunk_io<Out, Arch, IL>::template store<true, true>(y + i, ra, rb);
+          continue;
+        }
+      }
+      chunk_io<Out, Arch, IL>::template store<Fast, false>(y + i, ra, rb);
     }
+    if (i < cols)
+      partial(i, cols - i);
   };
-  using yes = std::true_type;
-  using no = std::false_type;
-  if (!centered)
-    loop(no{}, no{});
-  else if (beta)
-    loop(yes{}, yes{});
+  if (!(mode.gains_finite && clean_factor<Knobs>(factor) && (centered || st.scale == 1.0f)))
+    loop(std::integral_constant<int, 2>{});
+  else if (centered)
+    loop(std::integral_constant<int, 1>{});
   else
-    loop(no{}, yes{});
+    loop(std::integral_constant<int, 0>{});
 }
 
 // Bulk conversion with the bits of types.hpp (NaN payloads kept, not canonicalized).
@@ -250,19 +379,27 @@ void convert_n(const Src* src, Dst* dst, std::size_t n) {
 template <class Arch, op Op, class Knobs, class In, class W, class Out>
 void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
                float eps, std::size_t x_stride, std::size_t y_stride) {
+  constexpr bool IL = interleaved_layout<In, W, Out>;
+  write_mode mode;
+  mode.gains_finite = (!gamma || all_finite_bits<Arch>(gamma, cols)) &&
+                      (Op == op::rms_norm || !beta || all_finite_bits<Arch>(beta, cols));
+  mode.stream = rows * cols * sizeof(Out) >= stream_min_bytes;
   for (std::size_t r = 0; r < rows; ++r) {
     const In* xr = x + r * x_stride;
     Out* yr = y + r * y_stride;
     const row_stats st =
-        Op == op::rms_norm ? rms_stats<Arch>(xr, cols, eps) : layer_stats<Arch>(xr, cols, eps, 1.0f);
+        Op == op::rms_norm ? rms_stats<Arch, IL>(xr, cols, eps) : layer_stats<Arch, IL>(xr, cols, eps, 1.0f);
     if (st.nan_row) {
       fill_nan<Arch>(yr, cols);
       continue;
     }
     // contract: inv = 1 / sqrt(ms + eps) with ms = s / float(d)   (or var for LayerNorm)
     const float factor = row_factor<Knobs, Arch>(st.sum, cols, st.eps);
-    write_row<Arch, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, factor, st, Op == op::layer_norm);
+    write_row<Arch, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, factor, st, Op == op::layer_norm, mode,
+                                       r + 1 < rows ? xr + x_stride : nullptr);
   }
+  if (mode.stream)
+    arch_impl::store_fence<Arch>();
 }
 
 }  // namespace detail

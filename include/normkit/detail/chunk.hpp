@@ -1,0 +1,112 @@
+// normkit: how the kernels hold a chunk of 2 * width consecutive elements in two registers.
+// The layout is fixed per kernel instantiation:
+//   split        a = elements [0, W), b = elements [W, 2W)            every storage type
+//   interleaved  a = the even elements, b = the odd ones              kernels whose In, W and
+//                                                                     Out are all bf16
+// In the interleaved layout a 32-bit word holds elements 2k and 2k+1, so widening is one shift
+// (word << 16) or one mask (word & 0xffff0000) and narrowing one shift and one or: no
+// zero-extending shuffle, no pack, no lane fix-up (vector shifts and shuffles share two ports on
+// Zen and were the bf16 bottleneck). Elementwise arithmetic does not care which element a lane
+// holds; the reduction does, and canonical_sum folds through position() (kernels.hpp).
+#pragma once
+
+#include <xsimd/xsimd.hpp>
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint32_t
+#include <cstring>      // std::memcpy, std::memset
+#include <type_traits>  // std::is_same
+
+#include "../types.hpp"
+#include "convert.hpp"
+
+namespace normkit {
+namespace detail {
+
+template <class In, class W, class Out>
+constexpr bool interleaved_layout =
+    std::is_same<In, bf16>::value&& std::is_same<W, bf16>::value&& std::is_same<Out, bf16>::value;
+
+// The chunk element that lane l of register r (0: a, 1: b) holds.
+template <bool Interleaved>
+constexpr std::size_t chunk_position(std::size_t width, std::size_t r, std::size_t l) {
+  return Interleaved ? 2 * l + r : r * width + l;
+}
+
+template <class T, class Arch, bool Interleaved>
+struct chunk_io;
+
+template <class T, class Arch>
+struct chunk_io<T, Arch, false> {
+  using batch = xsimd::batch<float, Arch>;
+  static constexpr std::size_t width = batch::size;
+  static void load(const T* p, batch& a, batch& b) {
+    a = io<T, Arch>::load(p);
+    b = io<T, Arch>::load(p + width);
+  }
+  // Finite: the values hold no NaN (no canonicalizing select). Stream: non-temporal, p 64-byte aligned.
+  template <bool Finite, bool Stream>
+  static void store(T* p, batch a, batch b) {
+    if constexpr (Finite)
+      io<T, Arch>::template store2_finite<Stream>(p, a, b);
+    else
+      io<T, Arch>::store2_canonical(p, a, b);
+  }
+};
+
+template <class Arch>
+struct chunk_io<bf16, Arch, true> {
+  using batch = xsimd::batch<float, Arch>;
+  using words = xsimd::batch<std::uint32_t, Arch>;
+  static constexpr std::size_t width = batch::size;
+  static void load(const bf16* p, batch& a, batch& b) {
+    const words w = words::load_unaligned(reinterpret_cast<const std::uint32_t*>(p));
+    a = xsimd::bitwise_cast<batch>(w << 16);
+    b = xsimd::bitwise_cast<batch>(w & words(0xffff0000u));
+  }
+  template <bool Finite, bool Stream>
+  static void store(bf16* p, batch a, batch b) {
+    words w;
+    if constexpr (Finite) {
+      const words ca = arch_impl::bf16_rne_carry<Arch>(xsimd::bitwise_cast<words>(a));
+      const words cb = arch_impl::bf16_rne_carry<Arch>(xsimd::bitwise_cast<words>(b));
+      w = (ca >> 16) | (cb & words(0xffff0000u));
+    } else {
+      w = io<bf16, Arch>::canonical_bits(a) | (io<bf16, Arch>::canonical_bits(b) << 16);
+    }
+    if constexpr (Stream)
+      arch_impl::stream_words<Arch>(p, w);
+    else
+      w.store_unaligned(reinterpret_cast<std::uint32_t*>(p));
+  }
+};
+
+// The first n < 2W elements of a chunk, zero-padded; reads exactly n elements.
+template <class Arch, bool Interleaved, class T>
+void load_chunk_partial(const T* p, std::size_t n, xsimd::batch<float, Arch>& a,
+                        xsimd::batch<float, Arch>& b) {
+  constexpr std::size_t W2 = 2 * xsimd::batch<float, Arch>::size;
+  T buf[W2];
+  std::memcpy(buf, p, n * sizeof(T));
+  std::memset(static_cast<void*>(buf + n), 0, (W2 - n) * sizeof(T));
+  chunk_io<T, Arch, Interleaved>::load(buf, a, b);
+}
+
+// Lanes of register r that hold one of the first n elements of the chunk.
+template <class Arch, bool Interleaved>
+xsimd::batch_bool<float, Arch> chunk_lanes_below(std::size_t r, std::size_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  struct table {
+    alignas(64) float pos[2][batch::size];
+    constexpr table() : pos{} {
+      for (std::size_t r = 0; r < 2; ++r)
+        for (std::size_t l = 0; l < batch::size; ++l)
+          pos[r][l] = static_cast<float>(chunk_position<Interleaved>(batch::size, r, l));
+    }
+  };
+  static constexpr table t{};
+  return batch::load_aligned(t.pos[r]) < batch(static_cast<float>(n));
+}
+
+}  // namespace detail
+}  // namespace normkit

@@ -1,0 +1,16 @@
+// normkit: performance thresholds. They choose between loops that give the same bits, never
+// between results; tests size their cases from them so that every loop runs.
+#pragma once
+
+#include <cstddef>  // std::size_t
+
+namespace normkit {
+namespace detail {
+
+// Calls whose output has at least this many bytes store it with non-temporal (streaming)
+// stores: PERF.md lesson 3 -- they pay for outputs that do not fit the cache (+25-45 % at the L3
+// edge) and cost up to 70 % when the data is hot.
+constexpr std::size_t stream_min_bytes = std::size_t(8) << 20;
+
+}  // namespace detail
+}  // namespace normkit
