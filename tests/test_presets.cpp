@@ -5,6 +5,7 @@
 // operand order, the same casts and the same dtype promotion (torch: bf16 x fp32 -> fp32,
 // bf16 x fp16 -> fp32; CPU ops on 16-bit tensors compute in fp32 and round once). Each test runs
 // through the public API on each ISA this CPU has.
+#include "numerics.hpp"
 #include "support.hpp"
 
 #include <algorithm>    // std::max, std::swap
@@ -21,52 +22,12 @@ using namespace normkit_test;
 using normkit::isa;
 using normkit::status;
 
-// ---- Independent fp32 and storage-type arithmetic ----
-// One fp32 operation = the exact result rounded once. A float product is exact in double, and a
-// float sum, quotient or square root rounded first to double and then to float is the correctly
-// rounded float result (53 >= 2 * 24 + 2), so these helpers are IEEE fp32 ops that no compiler
-// flag can fuse into an fma.
-float f32_add(float a, float b) {
-  return static_cast<float>(static_cast<double>(a) + b);
-}
-float f32_mul(float a, float b) {
-  return static_cast<float>(static_cast<double>(a) * b);
-}
-float f32_div(float a, float b) {
-  return static_cast<float>(static_cast<double>(a) / b);
-}
-float f32_sqrt(float a) {
-  return static_cast<float>(std::sqrt(static_cast<double>(a)));
-}
-
-template <class T>
-struct format;
-template <>
-struct format<float> {
-  static constexpr int digits = 24, emin = -126;
-  static constexpr double max = 0x1.fffffep127;
-};
-template <>
-struct format<bf16> {
-  static constexpr int digits = 8, emin = -126;
-  static constexpr double max = 0x1.fep127;
-};
-template <>
-struct format<fp16> {
-  static constexpr int digits = 11, emin = -14;
-  static constexpr double max = 65504.0;
-};
-
-// tensor.to(T) of an fp32 value: round to nearest even on T's grid (identity for float). Written
-// with power-of-two scaling and nearbyint, independently of normkit's integer conversions.
+// ---- Independent storage-type arithmetic (f32_* ops, format and round_to: numerics.hpp) ----
+// tensor.to(T) of an fp32 value: round to nearest even on T's grid (identity for float), by
+// round_to, independently of normkit's integer conversions. Non-finite values pass unchanged.
 template <class T>
 float to(float v) {
-  if (v == 0.0f || !std::isfinite(v))
-    return v;
-  const int e = std::max(std::ilogb(v), format<T>::emin);
-  const double q = std::ldexp(1.0, e - (format<T>::digits - 1));
-  const double r = std::nearbyint(static_cast<double>(v) / q) * q;
-  return static_cast<float>(std::fabs(r) > format<T>::max ? std::copysign(HUGE_VAL, v) : r);
+  return std::isfinite(v) ? static_cast<float>(round_to<T>(v)) : v;
 }
 
 // torch.promote_types for these dtypes: equal types stay, every other pair is float32 (bfloat16
@@ -258,10 +219,6 @@ std::vector<T> exact_values(rng& r, std::size_t n) {
   for (auto& e : v)
     e = as<T>(static_cast<float>(std::ldexp(static_cast<double>(r.u32() % 129) - 64.0, -5)));
   return v;
-}
-
-std::string isa_name() {
-  return normkit::to_string(normkit::active_isa());
 }
 
 // Values that must be representable in T (asserted).

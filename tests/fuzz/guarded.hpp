@@ -3,6 +3,8 @@
 // read or write outside the rows a call was given crashes or shows up as a changed canary.
 #pragma once
 
+#include "../rng.hpp"  // normkit_test::rng
+
 #include <sys/mman.h>  // mmap, mprotect, munmap
 #include <unistd.h>    // sysconf
 
@@ -183,20 +185,7 @@ class tensor {
   std::uint8_t* data_ = nullptr;
 };
 
-// splitmix64: the value generator seeded from the fuzz input.
-class prng {
- public:
-  explicit prng(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  std::uint32_t u32() { return static_cast<std::uint32_t>(next() >> 32); }
-
- private:
-  std::uint64_t s_;
-};
+// The value generator seeded from the fuzz input: the tests' splitmix64 (GoogleTest-free).
+using prng = ::normkit_test::rng;
 
 }  // namespace normkit_fuzz
