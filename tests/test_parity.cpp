@@ -994,7 +994,7 @@ void streaming_sweep(checker& c, const op_desc& op) {
     s.beta = gain_kind::normal;
     s.seed = c.next_seed();
     const problem p(op, s);
-    for (std::size_t y_off : {0, 7}) {
+    for (std::size_t y_off : {std::size_t{0}, std::size_t{7}}) {
       if (c.stop())
         return;
       layout l;
