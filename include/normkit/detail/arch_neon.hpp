@@ -25,6 +25,11 @@ void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
 
 // Stream is accepted for the x86 signature: NEON has no non-temporal store worth having here.
 template <class Arch, bool Stream = false>
+void store_words(void* p, xsimd::batch<std::uint32_t, Arch> v) {
+  vst1q_u32(static_cast<std::uint32_t*>(p), v);
+}
+
+template <class Arch, bool Stream = false>
 void pack2_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch<std::uint32_t, Arch> b) {
   vst1q_u16(p, vcombine_u16(vmovn_u32(a), vmovn_u32(b)));
 }
@@ -68,11 +73,6 @@ xsimd::batch<float, Arch> div(xsimd::batch<float, Arch> a, xsimd::batch<float, A
 template <class Arch>
 void stream_f32(float* p, xsimd::batch<float, Arch> v) {
   v.store_aligned(p);  // no non-temporal hint worth having here
-}
-
-template <class Arch>
-void stream_words(void* p, xsimd::batch<std::uint32_t, Arch> v) {
-  vst1q_u32(static_cast<std::uint32_t*>(p), v);
 }
 
 template <class Arch>

@@ -42,24 +42,32 @@ void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   }
 }
 
+// One integer batch to p: non-temporal when Stream (p then aligned to the batch size).
+template <class Arch, bool Stream = false>
+void store_words(void* p, xsimd::batch<std::uint32_t, Arch> v) {
+  if constexpr (is_avx512<Arch>) {
+    if constexpr (Stream)
+      _mm512_stream_si512(static_cast<__m512i*>(p), v);
+    else
+      _mm512_storeu_si512(p, v);
+  } else {
+    if constexpr (Stream)
+      _mm256_stream_si256(static_cast<__m256i*>(p), v);
+    else
+      _mm256_storeu_si256(static_cast<__m256i*>(p), v);
+  }
+}
+
 // Two batches of u32 lanes (each <= 0xffff) -> 2 * width u16 in order, one store (non-temporal
 // when Stream: p then 64-byte aligned). AVX2's packusdw works per 128-bit lane; vpermq puts the
 // quads back in order.
 template <class Arch, bool Stream = false>
 void pack2_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch<std::uint32_t, Arch> b) {
   if constexpr (is_avx512<Arch>) {
-    const __m512i v =
-        _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(a)), _mm512_cvtepi32_epi16(b), 1);
-    if constexpr (Stream)
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
-    else
-      _mm512_storeu_si512(p, v);
-  } else {
-    const __m256i v = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8);  // a0-3 b0-3 | a4-7 b4-7
-    if constexpr (Stream)
-      _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
-    else
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    store_words<Arch, Stream>(
+        p, _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(a)), _mm512_cvtepi32_epi16(b), 1));
+  } else {  // a0-3 b0-3 | a4-7 b4-7, then the quads in order
+    store_words<Arch, Stream>(p, _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8));
   }
 }
 
@@ -116,18 +124,10 @@ template <class Arch, bool Stream = false>
 void fp16_store2(std::uint16_t* p, xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
   constexpr int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   if constexpr (is_avx512<Arch>) {
-    const __m512i v =
-        _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtps_ph(a, rne)), _mm512_cvtps_ph(b, rne), 1);
-    if constexpr (Stream)
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
-    else
-      _mm512_storeu_si512(p, v);
+    store_words<Arch, Stream>(
+        p, _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtps_ph(a, rne)), _mm512_cvtps_ph(b, rne), 1));
   } else {
-    const __m256i v = _mm256_set_m128i(_mm256_cvtps_ph(b, rne), _mm256_cvtps_ph(a, rne));
-    if constexpr (Stream)
-      _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
-    else
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    store_words<Arch, Stream>(p, _mm256_set_m128i(_mm256_cvtps_ph(b, rne), _mm256_cvtps_ph(a, rne)));
   }
 }
 
@@ -144,15 +144,6 @@ void stream_f32(float* p, xsimd::batch<float, Arch> v) {
     _mm512_stream_ps(p, v);
   else
     _mm256_stream_ps(p, v);
-}
-
-// Non-temporal store of one integer batch (p aligned to the batch size).
-template <class Arch>
-void stream_words(void* p, xsimd::batch<std::uint32_t, Arch> v) {
-  if constexpr (is_avx512<Arch>)
-    _mm512_stream_si512(static_cast<__m512i*>(p), v);
-  else
-    _mm256_stream_si256(static_cast<__m256i*>(p), v);
 }
 
 // Orders a call's non-temporal stores before whatever follows it: once per call, never per row.

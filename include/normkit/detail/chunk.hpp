@@ -25,7 +25,7 @@ namespace detail {
 
 template <class In, class W, class Out>
 constexpr bool interleaved_layout =
-    std::is_same<In, bf16>::value&& std::is_same<W, bf16>::value&& std::is_same<Out, bf16>::value;
+    std::conjunction_v<std::is_same<In, bf16>, std::is_same<W, bf16>, std::is_same<Out, bf16>>;
 
 // The chunk element that lane l of register r (0: a, 1: b) holds.
 template <bool Interleaved>
@@ -66,18 +66,10 @@ struct chunk_io<bf16, Arch, true> {
   }
   template <bool Finite, bool Stream>
   static void store(bf16* p, batch a, batch b) {
-    words w;
-    if constexpr (Finite) {
-      const words ca = arch_impl::bf16_rne_carry<Arch>(xsimd::bitwise_cast<words>(a));
-      const words cb = arch_impl::bf16_rne_carry<Arch>(xsimd::bitwise_cast<words>(b));
-      w = (ca >> 16) | (cb & words(0xffff0000u));
-    } else {
-      w = io<bf16, Arch>::canonical_bits(a) | (io<bf16, Arch>::canonical_bits(b) << 16);
-    }
-    if constexpr (Stream)
-      arch_impl::stream_words<Arch>(p, w);
-    else
-      w.store_unaligned(reinterpret_cast<std::uint32_t*>(p));
+    using bf = io<bf16, Arch>;
+    const words w = Finite ? bf::rne_bits(a) | xsimd::bitwise_cast<words>(bf::round_through_finite(b))
+                           : bf::canonical_bits(a) | (bf::canonical_bits(b) << 16);
+    arch_impl::store_words<Arch, Stream>(p, w);
   }
 };
 

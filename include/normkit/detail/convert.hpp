@@ -17,25 +17,27 @@ namespace detail {
 template <class T, class Arch>
 struct io;
 
+// contract: NaN outputs are the canonical quiet NaN 0x7FC00000 (x86 and Arm differ otherwise);
+// it narrows to fp16's 0x7E00.
+template <class Arch>
+xsimd::batch<float, Arch> canonical_nan(xsimd::batch<float, Arch> v) {
+  using batch = xsimd::batch<float, Arch>;
+  return xsimd::select(xsimd::isnan(v),
+                       xsimd::bitwise_cast<batch>(xsimd::batch<std::uint32_t, Arch>(0x7fc00000u)), v);
+}
+
 template <class Arch>
 struct io<float, Arch> {
   using batch = xsimd::batch<float, Arch>;
   static batch load(const float* p) { return batch::load_unaligned(p); }
   static void store(float* p, batch v) { v.store_unaligned(p); }
   static batch round_through(batch v) { return v; }
-  // contract: NaN outputs are the canonical quiet NaN 0x7FC00000 (x86 and Arm differ otherwise).
-  static void store_canonical(float* p, batch v) {
-    const batch qnan = xsimd::bitwise_cast<batch>(xsimd::batch<std::uint32_t, Arch>(0x7fc00000u));
-    store(p, xsimd::select(xsimd::isnan(v), qnan, v));
-  }
   static void store2_canonical(float* p, batch a, batch b) {
-    store_canonical(p, a);
-    store_canonical(p + batch::size, b);
+    store2_finite<false>(p, canonical_nan<Arch>(a), canonical_nan<Arch>(b));
   }
   // For values known not to be NaN (the kernels' fast loop): no canonicalizing select. Stream:
   // non-temporal, p 64-byte aligned.
   static batch round_through_finite(batch v) { return v; }
-  static void store_finite(float* p, batch v) { store(p, v); }
   template <bool Stream>
   static void store2_finite(float* p, batch a, batch b) {
     if constexpr (Stream) {
@@ -91,9 +93,6 @@ struct io<bf16, Arch> {
     return xsimd::bitwise_cast<batch>(arch_impl::bf16_rne_carry<Arch>(xsimd::bitwise_cast<ubatch>(v)) &
                                       ubatch(0xffff0000u));
   }
-  static void store_finite(bf16* p, batch v) {
-    arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), rne_bits(v));
-  }
   template <bool Stream>
   static void store2_finite(bf16* p, batch a, batch b) {
     arch_impl::pack2_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), rne_bits(a), rne_bits(b));
@@ -108,17 +107,11 @@ struct io<fp16, Arch> {
   }
   static void store(fp16* p, batch v) { arch_impl::fp16_store<Arch>(reinterpret_cast<std::uint16_t*>(p), v); }
   static batch round_through(batch v) { return arch_impl::fp16_round_trip<Arch>(v); }
-  static void store_canonical(fp16* p, batch v) {  // canonical float NaN narrows to 0x7E00
-    const batch qnan = xsimd::bitwise_cast<batch>(xsimd::batch<std::uint32_t, Arch>(0x7fc00000u));
-    store(p, xsimd::select(xsimd::isnan(v), qnan, v));
-  }
   static void store2_canonical(fp16* p, batch a, batch b) {
-    store_canonical(p, a);
-    store_canonical(p + batch::size, b);
+    store2_finite<false>(p, canonical_nan<Arch>(a), canonical_nan<Arch>(b));
   }
-  // F16C / fcvtn round every non-NaN value correctly; only NaN needs the select above.
+  // F16C / fcvtn round every non-NaN value correctly; only NaN needs canonical_nan.
   static batch round_through_finite(batch v) { return round_through(v); }
-  static void store_finite(fp16* p, batch v) { store(p, v); }
   template <bool Stream>
   static void store2_finite(fp16* p, batch a, batch b) {
     arch_impl::fp16_store2<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), a, b);

@@ -133,92 +133,6 @@ NORMKIT_ALWAYS_INLINE float canonical_sum(const In* x, std::size_t cols, Body bo
   return fold<Arch, Interleaved>(acc);
 }
 
-// What the output pass needs from a row's statistics. RMSNorm has shift = mean = 0.
-struct row_stats {
-  float sum;    // RMSNorm: csum(x'^2); LayerNorm: csum(c'^2)
-  float shift;  // LayerNorm: K = f(x_0) * scale
-  float mean;   // LayerNorm: m
-  float scale;  // 1, or 2^-e on the overflow path
-  float eps;    // eps, or the scaled eps on the overflow path
-  bool nan_row;
-};
-
-// contract: s = csum(f(x_i)^2), fma into partials (zero padding adds 0); overflow: redo on
-// x * 2^-e.
-template <class Arch, bool Interleaved, class In>
-row_stats rms_stats(const In* x, std::size_t cols, float eps) {
-  using B = typename shape<Arch>::batch;
-  using M = xsimd::batch_bool<float, Arch>;
-  row_stats st{0.0f, 0.0f, 0.0f, 1.0f, eps, false};
-  st.sum =
-      canonical_sum<Arch, Interleaved>(x, cols, [](B acc, B v, const M*) { return xsimd::fma(v, v, acc); });
-  if (st.sum <= max_finite)
-    return st;
-  // Rare rows: a NaN/Inf input gives NaNs; a finite row whose squares overflow is redone scaled.
-  if (!all_finite<Arch>(x, cols))
-    return st.nan_row = true, st;
-  const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
-  const B sc(o.scale);
-  st.scale = o.scale;
-  st.eps = o.eps;
-  st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M*) {
-    const B t = v * sc;
-    return xsimd::fma(t, t, acc);
-  });
-  return st;
-}
-
-// contract: K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / float(d); c_i = d_i - m;
-// var = csum(c_i^2); padding lanes add 0. d_i is computed as fma(f(x_i), scale, -K), which is
-// f(x_i) - K exactly when scale is 1 and the overflow path's value otherwise.
-template <class Arch, bool Interleaved, class In>
-row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
-  using B = typename shape<Arch>::batch;
-  using M = xsimd::batch_bool<float, Arch>;
-  row_stats st{0.0f, to_float(x[0]) * scale, 0.0f, scale, eps, false};
-  const B neg_k(-st.shift), sc(scale);
-  st.mean = canonical_sum<Arch, Interleaved>(x, cols,
-                                             [&](B acc, B v, const M* keep) {
-                                               const B d = xsimd::fma(v, sc, neg_k);
-                                               return acc + (keep ? xsimd::select(*keep, d, B(0.0f)) : d);
-                                             }) /
-            static_cast<float>(cols);
-  const B mb(st.mean);
-  st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M* keep) {
-    B c = xsimd::fma(v, sc, neg_k) - mb;
-    if (keep)
-      c = xsimd::select(*keep, c, B(0.0f));
-    return xsimd::fma(c, c, acc);
-  });
-  if (st.sum <= max_finite || scale != 1.0f)
-    return st;
-  if (!all_finite<Arch>(x, cols))
-    return st.nan_row = true, st;
-  const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
-  return layer_stats<Arch, Interleaved>(x, cols, o.eps, o.scale);
-}
-
-// Values read with step 0 in place of a null gamma or beta, so one loop serves every case:
-// gains 1 (0 for the 1 + gamma offset) and bias -0.0, since fma(m, g, -0.0) == m * g for every
-// m * g, signed zeros included. One chunk of each (32: AVX-512's 2W).
-template <class W>
-struct neutral_table {
-  enum which { zero, one, minus_zero };
-  alignas(64) W v[3][32];
-  neutral_table() {
-    for (std::size_t i = 0; i < 32; ++i)
-      v[zero][i] = from_float<W>(0.0f), v[one][i] = from_float<W>(1.0f),
-      v[minus_zero][i] = from_float<W>(-0.0f);
-  }
-};
-
-template <class Arch, class W>
-const W* neutral_values(typename neutral_table<W>::which which) {
-  static_assert(2 * shape<Arch>::width <= 32, "neutral_table holds one chunk");
-  static const neutral_table<W> table;
-  return table.v[which];
-}
-
 // The exponent field whose all-ones value marks NaN and +-Inf, per storage type.
 template <class T>
 struct exponent_field;
@@ -256,6 +170,92 @@ bool all_finite_bits(const T* p, std::size_t n) {
     tail_bad = tail_bad || (v & exponent_field<T>::mask) == exponent_field<T>::mask;
   }
   return !tail_bad && !xsimd::any(bad);
+}
+
+// What the output pass needs from a row's statistics. RMSNorm has shift = mean = 0.
+struct row_stats {
+  float sum;    // RMSNorm: csum(x'^2); LayerNorm: csum(c'^2)
+  float shift;  // LayerNorm: K = f(x_0) * scale
+  float mean;   // LayerNorm: m
+  float scale;  // 1, or 2^-e on the overflow path
+  float eps;    // eps, or the scaled eps on the overflow path
+  bool nan_row;
+};
+
+// contract: s = csum(f(x_i)^2), fma into partials (zero padding adds 0); overflow: redo on
+// x * 2^-e.
+template <class Arch, bool Interleaved, class In>
+row_stats rms_stats(const In* x, std::size_t cols, float eps) {
+  using B = typename shape<Arch>::batch;
+  using M = xsimd::batch_bool<float, Arch>;
+  row_stats st{0.0f, 0.0f, 0.0f, 1.0f, eps, false};
+  st.sum =
+      canonical_sum<Arch, Interleaved>(x, cols, [](B acc, B v, const M*) { return xsimd::fma(v, v, acc); });
+  if (st.sum <= max_finite)
+    return st;
+  // Rare rows: a NaN/Inf input gives NaNs; a finite row whose squares overflow is redone scaled.
+  if (!all_finite_bits<Arch>(x, cols))
+    return st.nan_row = true, st;
+  const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
+  const B sc(o.scale);
+  st.scale = o.scale;
+  st.eps = o.eps;
+  st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M*) {
+    const B t = v * sc;
+    return xsimd::fma(t, t, acc);
+  });
+  return st;
+}
+
+// contract: K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / float(d); c_i = d_i - m;
+// var = csum(c_i^2); padding lanes add 0. d_i is computed as fma(f(x_i), scale, -K), which is
+// f(x_i) - K exactly when scale is 1 and the overflow path's value otherwise.
+template <class Arch, bool Interleaved, class In>
+row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
+  using B = typename shape<Arch>::batch;
+  using M = xsimd::batch_bool<float, Arch>;
+  row_stats st{0.0f, to_float(x[0]) * scale, 0.0f, scale, eps, false};
+  const B neg_k(-st.shift), sc(scale);
+  st.mean = canonical_sum<Arch, Interleaved>(x, cols,
+                                             [&](B acc, B v, const M* keep) {
+                                               const B d = xsimd::fma(v, sc, neg_k);
+                                               return acc + (keep ? xsimd::select(*keep, d, B(0.0f)) : d);
+                                             }) /
+            static_cast<float>(cols);
+  const B mb(st.mean);
+  st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M* keep) {
+    B c = xsimd::fma(v, sc, neg_k) - mb;
+    if (keep)
+      c = xsimd::select(*keep, c, B(0.0f));
+    return xsimd::fma(c, c, acc);
+  });
+  if (st.sum <= max_finite || scale != 1.0f)
+    return st;
+  if (!all_finite_bits<Arch>(x, cols))
+    return st.nan_row = true, st;
+  const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
+  return layer_stats<Arch, Interleaved>(x, cols, o.eps, o.scale);
+}
+
+// Values read with step 0 in place of a null gamma or beta, so one loop serves every case:
+// gains 1 (0 for the 1 + gamma offset) and bias -0.0, since fma(m, g, -0.0) == m * g for every
+// m * g, signed zeros included. One chunk of each (32: AVX-512's 2W).
+template <class W>
+struct neutral_table {
+  enum which { zero, one, minus_zero };
+  alignas(64) W v[3][32];
+  neutral_table() {
+    for (std::size_t i = 0; i < 32; ++i)
+      v[zero][i] = from_float<W>(0.0f), v[one][i] = from_float<W>(1.0f),
+      v[minus_zero][i] = from_float<W>(-0.0f);
+  }
+};
+
+template <class Arch, class W>
+const W* neutral_values(typename neutral_table<W>::which which) {
+  static_assert(2 * shape<Arch>::width <= 32, "neutral_table holds one chunk");
+  static const neutral_table<W> table;
+  return table.v[which];
 }
 
 // Whether a row can skip NaN handling. Its statistics are finite (NaN/Inf rows and overflow
@@ -329,17 +329,12 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
       std::memcpy(y + i, buf, n * sizeof(Out));
     };
     std::size_t i = 0;
-    bool stream = false;
-    if constexpr (Fast) {
-      if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
-        const std::size_t head =
-            std::min(cols, (64 - reinterpret_cast<std::uintptr_t>(y) % 64) % 64 / sizeof(Out));
-        for (; i + W2 <= head; i += W2)
-          partial(i, W2);
-        if (i < head)
-          partial(i, head - i), i = head;
-        stream = true;
-      }
+    const bool stream = Fast && mode.stream;
+    if (stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
+      const std::size_t head =
+          std::min(cols, (64 - reinterpret_cast<std::uintptr_t>(y) % 64) % 64 / sizeof(Out));
+      for (std::size_t n; i < head; i += n)
+        partial(i, n = std::min(W2, head - i));
     }
     for (; i + W2 <= cols; i += W2) {
       B ra, rb;
