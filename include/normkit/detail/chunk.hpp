@@ -73,14 +73,28 @@ struct chunk_io<bf16, Arch, true> {
   }
 };
 
+// Copies n <= N elements in fixed-size pieces (N, N/2, ..., 1). No library call, so a row's
+// tail does not make the caller spill its vector registers (a memcpy call spilled all the
+// accumulators of every row, tail or not).
+template <std::size_t N, class T>
+NORMKIT_ALWAYS_INLINE void copy_short(T* dst, const T* src, std::size_t n) {
+  std::size_t off = 0;
+#pragma GCC unroll 8
+  for (std::size_t s = N; s >= 1; s /= 2)
+    if (n & s) {
+      std::memcpy(static_cast<void*>(dst + off), src + off, s * sizeof(T));
+      off += s;
+    }
+}
+
 // The first n < 2W elements of a chunk, zero-padded; reads exactly n elements.
 template <class Arch, bool Interleaved, class T>
-void load_chunk_partial(const T* p, std::size_t n, xsimd::batch<float, Arch>& a,
-                        xsimd::batch<float, Arch>& b) {
+NORMKIT_ALWAYS_INLINE void load_chunk_partial(const T* p, std::size_t n, xsimd::batch<float, Arch>& a,
+                                              xsimd::batch<float, Arch>& b) {
   constexpr std::size_t W2 = 2 * xsimd::batch<float, Arch>::size;
   T buf[W2];
-  std::memcpy(buf, p, n * sizeof(T));
-  std::memset(static_cast<void*>(buf + n), 0, (W2 - n) * sizeof(T));
+  std::memset(static_cast<void*>(buf), 0, sizeof(buf));
+  copy_short<W2>(buf, p, n);
   chunk_io<T, Arch, Interleaved>::load(buf, a, b);
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>      // std::uintptr_t, std::uint16_t, std::uint32_t
 #include <cstring>      // std::memcpy, std::memset
 #include <type_traits>  // std::conditional_t, std::true_type
+#include <utility>      // std::index_sequence
 
 #include "../policy.hpp"
 #include "../types.hpp"
@@ -91,6 +92,13 @@ NORMKIT_ALWAYS_INLINE float fold(xsimd::batch<float, Arch>* acc) {
   return fold_halves<Arch, 2 * W>(p);
 }
 
+// Element by element: a zeroing loop over acc[] becomes a `rep stos` memset in g++ 12, whose
+// start-up cost was a third of a 128-column row's statistics.
+template <class B, std::size_t... I>
+NORMKIT_ALWAYS_INLINE void zero_all(B* acc, std::index_sequence<I...>) {
+  ((acc[I] = B(0.0f)), ...);
+}
+
 // Runs body(acc, v, keep) over the row in canonical order: each 64-element block is 64 / 2W
 // chunks, register r of chunk c accumulates into acc[2c + r], and fold() undoes the lane layout.
 // keep is null for full registers, else the lanes holding real elements of a zero-padded tail.
@@ -102,8 +110,7 @@ NORMKIT_ALWAYS_INLINE float canonical_sum(const In* x, std::size_t cols, Body bo
   constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width;
   const M* all = nullptr;
   B acc[A];
-  for (std::size_t j = 0; j < A; ++j)
-    acc[j] = B(0.0f);
+  zero_all(acc, std::make_index_sequence<A>{});
   std::size_t i = 0;
   for (; i + canonical_lanes <= cols; i += canonical_lanes) {
 #pragma GCC unroll 8
@@ -300,7 +307,7 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
     constexpr int Kind = decltype(kind)::value;  // 0: fast RMSNorm, 1: fast LayerNorm, 2: general
     constexpr bool Fast = Kind != 2;
     using Ops = std::conditional_t<Fast, finite_ops<Arch>, simd_ops<Arch>>;
-    auto compute = [&](B v, B g, B b) {
+    auto compute = [=](B v, B g, B b) {
       if constexpr (Kind == 0)
         return affine<Knobs, Mid, Ops, false>(normalized<Knobs, Ops>(v, f), gain_value<Knobs>(g), b);
       else
@@ -309,7 +316,7 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
     };
     // One chunk of 2W elements at i, or (partial) the n < 2W left, through zero-padded copies
     // that never leave the row. Kept apart so the full one stays small enough to inline.
-    auto full = [&](std::size_t i, B& ra, B& rb) {
+    auto full = [=](std::size_t i, B& ra, B& rb) {
       B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
       chunk_io<In, Arch, IL>::load(x + i, xa, xb);
       chunk_io<W, Arch, IL>::load(gp + i * g_step, ga, gb);
@@ -326,7 +333,7 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
         load_chunk_partial<Arch, IL>(bp + i * b_step, n, ba, bb);
       Out buf[W2];
       chunk_io<Out, Arch, IL>::template store<Fast, false>(buf, compute(xa, ga, ba), compute(xb, gb, bb));
-      std::memcpy(y + i, buf, n * sizeof(Out));
+      copy_short<W2>(y + i, buf, n);
     };
     std::size_t i = 0;
     const bool stream = Fast && mode.stream;
@@ -375,23 +382,46 @@ template <class Arch, op Op, class Knobs, class In, class W, class Out>
 void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
                float eps, std::size_t x_stride, std::size_t y_stride) {
   constexpr bool IL = interleaved_layout<In, W, Out>;
+  if (rows == 0 || cols == 0)
+    return;
   write_mode mode;
+  mode.stream = rows * cols * sizeof(Out) >= stream_min_bytes;
+  // A row's plan: its statistics and, contract: inv = 1 / sqrt(ms + eps) with ms = s / float(d)
+  // (or var for LayerNorm).
+  struct plan {
+    row_stats st;
+    float factor;
+  };
+  auto plan_row = [&](std::size_t r) {
+    plan p;
+    const In* xr = x + r * x_stride;
+    p.st =
+        Op == op::rms_norm ? rms_stats<Arch, IL>(xr, cols, eps) : layer_stats<Arch, IL>(xr, cols, eps, 1.0f);
+    p.factor = p.st.nan_row ? 0.0f : row_factor<Knobs, Arch>(p.st.sum, cols, p.st.eps);
+    return p;
+  };
+  // Short rows plan row r + 1 before writing row r: the reduce -> sqrt -> divide latency of one
+  // row then overlaps the other's stores (PERF.md lesson 2). Rows are disjoint (validate.hpp), so
+  // the order of reads and writes changes no bit.
+  const bool ahead = cols * sizeof(In) <= plan_ahead_max_row_bytes;
+  plan cur = plan_row(0);
+  // Checked after row 0's statistics, so the gains are the freshest lines in L1 when its output
+  // pass starts (f32 1x4096: -12 % against checking first).
   mode.gains_finite = (!gamma || all_finite_bits<Arch>(gamma, cols)) &&
                       (Op == op::rms_norm || !beta || all_finite_bits<Arch>(beta, cols));
-  mode.stream = rows * cols * sizeof(Out) >= stream_min_bytes;
   for (std::size_t r = 0; r < rows; ++r) {
+    plan next{};
+    if (ahead && r + 1 < rows)
+      next = plan_row(r + 1);
     const In* xr = x + r * x_stride;
     Out* yr = y + r * y_stride;
-    const row_stats st =
-        Op == op::rms_norm ? rms_stats<Arch, IL>(xr, cols, eps) : layer_stats<Arch, IL>(xr, cols, eps, 1.0f);
-    if (st.nan_row) {
+    if (cur.st.nan_row)
       fill_nan<Arch>(yr, cols);
-      continue;
-    }
-    // contract: inv = 1 / sqrt(ms + eps) with ms = s / float(d)   (or var for LayerNorm)
-    const float factor = row_factor<Knobs, Arch>(st.sum, cols, st.eps);
-    write_row<Arch, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, factor, st, Op == op::layer_norm, mode,
-                                       r + 1 < rows ? xr + x_stride : nullptr);
+    else
+      write_row<Arch, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, cur.factor, cur.st, Op == op::layer_norm,
+                                         mode, r + 1 < rows ? xr + x_stride : nullptr);
+    if (r + 1 < rows)
+      cur = ahead ? next : plan_row(r + 1);
   }
   if (mode.stream)
     arch_impl::store_fence<Arch>();
