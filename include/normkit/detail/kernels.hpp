@@ -61,8 +61,8 @@ struct shape {
 template <class Arch, class T>
 xsimd::batch<float, Arch> load_partial(const T* p, std::size_t n) {
   T buf[shape<Arch>::width];
-  std::memcpy(buf, p, n * sizeof(T));
-  std::memset(static_cast<void*>(buf + n), 0, (shape<Arch>::width - n) * sizeof(T));
+  std::memset(static_cast<void*>(buf), 0, sizeof(buf));
+  copy_short<shape<Arch>::width>(buf, p, n);
   return io<T, Arch>::load(buf);
 }
 
@@ -70,7 +70,7 @@ template <class Arch, class T>
 void store_partial(T* p, xsimd::batch<float, Arch> v, std::size_t n) {
   T buf[shape<Arch>::width];
   io<T, Arch>::store(buf, v);
-  std::memcpy(p, buf, n * sizeof(T));
+  copy_short<shape<Arch>::width>(p, buf, n);
 }
 
 // contract: fold halves. Across registers while w >= 2 * width (acc[2c + r] holds register r of
@@ -410,8 +410,9 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
   mode.gains_finite = (!gamma || all_finite_bits<Arch>(gamma, cols)) &&
                       (Op == op::rms_norm || !beta || all_finite_bits<Arch>(beta, cols));
   for (std::size_t r = 0; r < rows; ++r) {
+    const bool last = r + 1 == rows;
     plan next{};
-    if (ahead && r + 1 < rows)
+    if (ahead && !last)
       next = plan_row(r + 1);
     const In* xr = x + r * x_stride;
     Out* yr = y + r * y_stride;
@@ -419,9 +420,10 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
       fill_nan<Arch>(yr, cols);
     else
       write_row<Arch, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, cur.factor, cur.st, Op == op::layer_norm,
-                                         mode, r + 1 < rows ? xr + x_stride : nullptr);
-    if (r + 1 < rows)
-      cur = ahead ? next : plan_row(r + 1);
+                                         mode, last ? nullptr : xr + x_stride);
+    if (!ahead && !last)
+      next = plan_row(r + 1);
+    cur = next;
   }
   if (mode.stream)
     arch_impl::store_fence<Arch>();
