@@ -445,35 +445,40 @@ TEST_P(LayerNorm, NonFiniteInputGivesCanonicalNanInItsRowOnly) {
 // (or NaN where it meets an Inf of the other sign or a zero).
 template <class Policy, class In, class W, class Out>
 void check_non_finite_params(rng& r) {
-  const std::size_t rows = 3, cols = 100, j = 70;
+  // Each part of the gains and bias scans (kernels.hpp, all_finite_bits), for every lane count.
+  static const std::size_t positions[] = {5, 130, 198, 202};
+  const std::size_t rows = 3, cols = 203;
   const auto x = normal_vec<In>(r, rows * cols);
-  auto g = uniform_vec<W>(r, cols, 0.5f, 1.5f);
-  auto b = uniform_vec<W>(r, cols, -0.5f, 0.5f);
-  g[j] = as<W>(1.0f);
-  b[j] = as<W>(0.0f);
-  const auto ref = run<Policy, In, W, Out>(x, g.data(), b.data(), rows, cols, 1e-6f);
   const std::string types =
       std::string(type_name<In>()) + "," + type_name<W>() + "->" + type_name<Out>() + " on " + isa_name();
-  for (int which = 0; which < 2; ++which) {
-    for (int k = 0; k < 5; ++k) {
-      auto gg = g, bb = b;
-      (which == 0 ? gg : bb)[j] = special_value<W>(k);
-      const auto y = run<Policy, In, W, Out>(x, gg.data(), bb.data(), rows, cols, 1e-6f);
-      const std::string what = types + (which == 0 ? " gamma" : " beta") + " special " + std::to_string(k);
-      for (std::size_t row = 0; row < rows; ++row) {
-        for (std::size_t i = 0; i < cols; ++i) {
-          const std::size_t at = row * cols + i;
-          if (i != j) {
-            ASSERT_EQ(bits(y[at]), bits(ref[at])) << what << " row " << row << " col " << i;
-          } else if (k < 3) {
-            ASSERT_EQ(bits(y[at]), format<Out>::nan) << what << " row " << row;
-          } else {
-            // gamma +-Inf: n * Inf + 0 = +-Inf with the sign of n * gamma; beta +-Inf: +-Inf.
-            const double n_sign = normkit::to_float(ref[at]);  // gamma_j = 1, beta_j = 0 there: Out(n)
-            const double want = which == 1 ? (k == 3 ? HUGE_VAL : -HUGE_VAL)
-                                           : ((n_sign > 0) == (k == 3) ? HUGE_VAL : -HUGE_VAL);
-            ASSERT_NE(n_sign, 0.0);
-            ASSERT_EQ(normkit::to_float(y[at]), want) << what << " row " << row;
+  for (const std::size_t j : positions) {
+    auto g = uniform_vec<W>(r, cols, 0.5f, 1.5f);
+    auto b = uniform_vec<W>(r, cols, -0.5f, 0.5f);
+    g[j] = as<W>(1.0f);
+    b[j] = as<W>(0.0f);
+    const auto ref = run<Policy, In, W, Out>(x, g.data(), b.data(), rows, cols, 1e-6f);
+    for (int which = 0; which < 2; ++which) {
+      for (int k = 0; k < 5; ++k) {
+        auto gg = g, bb = b;
+        (which == 0 ? gg : bb)[j] = special_value<W>(k);
+        const auto y = run<Policy, In, W, Out>(x, gg.data(), bb.data(), rows, cols, 1e-6f);
+        const std::string what = types + (which == 0 ? " gamma" : " beta") + " special " + std::to_string(k) +
+                                 " at " + std::to_string(j);
+        for (std::size_t row = 0; row < rows; ++row) {
+          for (std::size_t i = 0; i < cols; ++i) {
+            const std::size_t at = row * cols + i;
+            if (i != j) {
+              ASSERT_EQ(bits(y[at]), bits(ref[at])) << what << " row " << row << " col " << i;
+            } else if (k < 3) {
+              ASSERT_EQ(bits(y[at]), format<Out>::nan) << what << " row " << row;
+            } else {
+              // gamma +-Inf: n * Inf + 0 = +-Inf with the sign of n * gamma; beta +-Inf: +-Inf.
+              const double n_sign = normkit::to_float(ref[at]);  // gamma_j = 1, beta_j = 0: Out(n)
+              const double want = which == 1 ? (k == 3 ? HUGE_VAL : -HUGE_VAL)
+                                             : ((n_sign > 0) == (k == 3) ? HUGE_VAL : -HUGE_VAL);
+              ASSERT_NE(n_sign, 0.0);
+              ASSERT_EQ(normkit::to_float(y[at]), want) << what << " row " << row;
+            }
           }
         }
       }

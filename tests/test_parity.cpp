@@ -10,7 +10,7 @@
 // in seconds per ISA. Compile time: each op x preset x In/W/Out combination instantiates only two
 // trampolines (the public call and the reference call behind a type-erased signature); the harness
 // (generators, layouts, poison checks, comparisons) is written once over run-time storage types.
-#include <normkit/detail/tuning.hpp>  // stream_min_bytes, plan_ahead_max_row_bytes: cases on both sides
+#include <normkit/detail/tuning.hpp>  // stream_min_bytes, group_max_bytes: cases on both sides
 #include "support.hpp"
 
 #include <chrono>       // std::chrono::steady_clock
@@ -728,11 +728,11 @@ class Parity : public ::testing::TestWithParam<isa> {};
 // gain/bias presence, several generators.
 void type_sweep_case(checker& c, const op_desc& op) {
   static const std::size_t cols_list[] = {1, 7, 64, 65, 300, 4097};
-  // Multi-row calls plan short rows one ahead (norm_rows): 300 columns must take that loop and
-  // 4097 the other, whatever the storage type.
-  static_assert(300 * sizeof(float) <= normkit::detail::plan_ahead_max_row_bytes &&
-                    4097 * sizeof(bf16) > normkit::detail::plan_ahead_max_row_bytes,
-                "type_sweep_case must cover both sides of plan_ahead_max_row_bytes");
+  // Multi-row calls group short rows (norm_rows): 3 rows of 300 columns must share a group and
+  // rows of 4097 go one by one, whatever the storage type.
+  static_assert(3 * 300 * sizeof(float) <= normkit::detail::group_max_bytes &&
+                    4097 * sizeof(bf16) > normkit::detail::group_max_bytes,
+                "type_sweep_case must cover both sides of group_max_bytes");
   static const gen gens[] = {{gen_kind::normal, 0},   {gen_kind::mean_shifted, 10},
                              {gen_kind::raw_bits, 0}, {gen_kind::normal, -30},
                              {gen_kind::huge, 0},     {gen_kind::exact_stats, 3}};

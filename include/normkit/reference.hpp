@@ -28,6 +28,7 @@ using namespace ::normkit::detail;
 struct scalar_ops {
   static float fma(float a, float b, float c) { return std::fma(a, b, c); }
   static float div(float a, float b) { return a / b; }
+  static float sqrt(float a) { return std::sqrt(a); }
   template <class T>
   static float round_through(float v) {
     return to_float(from_float<T>(v));  // f(T(v)): the round-twice intermediate
@@ -85,7 +86,7 @@ void rms_norm_row(const In* x, const W* gamma, Out* y, std::size_t cols, float e
     eps = o.eps;
     s = impl::sum_squares(x, cols, scale);
   }
-  const float factor = detail::row_factor<Knobs, detail::scalar_tag>(s, cols, eps);
+  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(s, static_cast<float>(cols), eps);
   impl::write_row<Knobs, In, W, Out>(gamma, static_cast<const W*>(nullptr), y, cols, factor,
                                      [&](std::size_t i) { return to_float(x[i]) * scale; });
 }
@@ -129,7 +130,7 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
     stats();
   }
   // contract: var = csum(c_i^2) / float(d); inv = 1 / sqrt(var + eps)
-  const float factor = detail::row_factor<Knobs, detail::scalar_tag>(var, cols, eps);
+  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(var, static_cast<float>(cols), eps);
   impl::write_row<Knobs, In, W, Out>(gamma, beta, y, cols, factor, [&](std::size_t i) {
     return std::fma(to_float(x[i]), scale, -shift) - mean;
   });

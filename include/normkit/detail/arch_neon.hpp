@@ -70,6 +70,19 @@ xsimd::batch<float, Arch> div(xsimd::batch<float, Arch> a, xsimd::batch<float, A
   return vdivq_f32(a, b);
 }
 
+// contract fold halves on one register's lanes: v[k] + v[k + 2], then lane 0 + lane 1.
+template <class Arch>
+float halve_sum(xsimd::batch<float, Arch> v) {
+  const float32x2_t s2 = vadd_f32(vget_low_f32(v), vget_high_f32(v));
+  return vget_lane_f32(s2, 0) + vget_lane_f32(s2, 1);
+}
+
+// IEEE square root (fsqrt): xsimd 8.1's NEON sqrt is a reciprocal-root estimate plus Newton steps.
+template <class Arch>
+xsimd::batch<float, Arch> sqrt(xsimd::batch<float, Arch> a) {
+  return vsqrtq_f32(a);
+}
+
 template <class Arch>
 void stream_f32(float* p, xsimd::batch<float, Arch> v) {
   v.store_aligned(p);  // no non-temporal hint worth having here

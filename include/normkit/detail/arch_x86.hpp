@@ -137,6 +137,26 @@ xsimd::batch<float, Arch> div(xsimd::batch<float, Arch> a, xsimd::batch<float, A
   return a / b;
 }
 
+// contract fold halves on one register's lanes: v[k] + v[k + w] for w = W/2, ..., 1, in
+// registers (the stack round trip of an array fold cost more than a 128-column row's sums).
+template <class Arch>
+float halve_sum(xsimd::batch<float, Arch> v) {
+  __m256 s8;
+  if constexpr (is_avx512<Arch>)  // extract, not cast, the low half: g++ 12 -Wuninitialized
+    s8 = _mm256_add_ps(_mm512_extractf32x8_ps(v, 0), _mm512_extractf32x8_ps(v, 1));
+  else
+    s8 = v;
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+// IEEE square root (vsqrtps).
+template <class Arch>
+xsimd::batch<float, Arch> sqrt(xsimd::batch<float, Arch> a) {
+  return xsimd::sqrt(a);
+}
+
 // Non-temporal store of one float batch (p aligned to the batch size).
 template <class Arch>
 void stream_f32(float* p, xsimd::batch<float, Arch> v) {

@@ -18,8 +18,7 @@ constexpr std::size_t canonical_lanes = 64;  // K: fixed forever once golden dat
 struct scalar_tag {};
 
 // contract: for w = N/2 ... 1: p[k] = p[k] + p[k + w] for k < w; result p[0].
-// SIMD paths fold across registers first (w >= 2 * lanes) and call this on the last chunk of two
-// registers, its lanes put back in element order (kernels.hpp, fold).
+// SIMD paths fold the same pairs in registers (kernels.hpp, fold).
 template <class Tag, std::size_t N>
 float fold_halves(float* p) {
 #pragma GCC unroll 8

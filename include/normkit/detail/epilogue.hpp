@@ -52,15 +52,15 @@ V affine(V n, V g, V b) {
 }
 
 // contract: ms = s / float(d); inv = 1.0f / sqrt(ms + eps)   (or the root itself for divide).
-// Scalar, once per row, shared by all paths; Tag keeps per-ISA copies apart.
-template <class Knobs, class Tag>
-float row_factor(float sum, std::size_t cols, float eps) {
-  const float mean = sum / static_cast<float>(cols);
-  const float root = std::sqrt(mean + eps);
+// Over V = float in the reference; the kernels put one row per lane and get several rows'
+// factors from one vector divide and square root, IEEE per lane: the same bits.
+template <class Knobs, class Ops, class V>
+V row_factor(V sum, V cols, V eps) {
+  const V root = Ops::sqrt(Ops::div(sum, cols) + eps);
   if constexpr (Knobs::norm == normalize::divide)
     return root;
   else
-    return 1.0f / root;
+    return Ops::div(V(1.0f), root);
 }
 
 // Overflow path (contract): e = frexp exponent of max |x_i|; rows are scaled by 2^-e (exact)

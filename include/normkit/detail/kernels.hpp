@@ -7,7 +7,7 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include <algorithm>    // std::min
+#include <algorithm>    // std::min, std::max
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uintptr_t, std::uint16_t, std::uint32_t
 #include <cstring>      // std::memcpy, std::memset
@@ -23,6 +23,15 @@
 #include "epilogue.hpp"
 #include "tuning.hpp"
 
+// g++ 12 reports its own AVX-512 intrinsics (_mm512_undefined_* in vpslld, vextractf32x8, ...)
+// as uninitialized once they are inlined here with -march=native on an AVX-512 CPU (GCC bug
+// 105593, fixed in 13); a user's -Werror build would fail on it.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace normkit {
 namespace detail {
 
@@ -33,6 +42,7 @@ struct simd_ops {
   using batch = xsimd::batch<float, Arch>;
   static batch fma(batch a, batch b, batch c) { return xsimd::fma(a, b, c); }
   static batch div(batch a, batch b) { return arch_impl::div<Arch>(a, b); }
+  static batch sqrt(batch a) { return arch_impl::sqrt<Arch>(a); }
   template <class T>
   static batch round_through(batch v) {
     return io<T, Arch>::round_through(v);
@@ -74,22 +84,21 @@ void store_partial(T* p, xsimd::batch<float, Arch> v, std::size_t n) {
 }
 
 // contract: fold halves. Across registers while w >= 2 * width (acc[2c + r] holds register r of
-// chunk c, so acc[k] + acc[k + n/2] adds partials w apart), then fold_halves on the last chunk
-// with its lanes put back in element order.
+// chunk c, so acc[k] + acc[k + n/2] adds partials w apart), then within the last chunk, where
+// the layout decides the order. Split (a = p[0, W), b = p[W, 2W)): w = W adds a + b, then the
+// sum halves in its register. Interleaved (p[2l + r] = register r lane l): for w >= 2,
+// p[k + w] sits w/2 lanes above p[k] in the same register, so a and b halve on their own, and
+// w = 1 adds p[0] + p[1], a's lane 0 + b's.
 template <class Arch, bool Interleaved>
 NORMKIT_ALWAYS_INLINE float fold(xsimd::batch<float, Arch>* acc) {
-  constexpr std::size_t A = shape<Arch>::accumulators, W = shape<Arch>::width;
+  constexpr std::size_t A = shape<Arch>::accumulators;
   for (std::size_t n = A; n > 2; n /= 2)
     for (std::size_t k = 0; k < n / 2; ++k)
       acc[k] = acc[k] + acc[k + n / 2];
-  alignas(64) float lanes[2][W];
-  acc[0].store_aligned(lanes[0]);
-  acc[1].store_aligned(lanes[1]);
-  float p[2 * W];
-  for (std::size_t r = 0; r < 2; ++r)
-    for (std::size_t l = 0; l < W; ++l)
-      p[chunk_position<Interleaved>(W, r, l)] = lanes[r][l];
-  return fold_halves<Arch, 2 * W>(p);
+  if constexpr (Interleaved)
+    return arch_impl::halve_sum<Arch>(acc[0]) + arch_impl::halve_sum<Arch>(acc[1]);
+  else
+    return arch_impl::halve_sum<Arch>(acc[0] + acc[1]);
 }
 
 // Element by element: a zeroing loop over acc[] becomes a `rep stos` memset in g++ 12, whose
@@ -140,43 +149,56 @@ NORMKIT_ALWAYS_INLINE float canonical_sum(const In* x, std::size_t cols, Body bo
   return fold<Arch, Interleaved>(acc);
 }
 
-// The exponent field whose all-ones value marks NaN and +-Inf, per storage type.
+// The exponent field whose all-ones value marks NaN and +-Inf, and the bits below the sign, per
+// storage type.
 template <class T>
 struct exponent_field;
 template <>
 struct exponent_field<float> {
   using bits = std::uint32_t;
-  static constexpr bits mask = 0x7f800000u;
+  static constexpr bits mask = 0x7f800000u, magnitude = 0x7fffffffu;
 };
 template <>
 struct exponent_field<bf16> {
   using bits = std::uint16_t;
-  static constexpr bits mask = 0x7f80u;
+  static constexpr bits mask = 0x7f80u, magnitude = 0x7fffu;
 };
 template <>
 struct exponent_field<fp16> {
   using bits = std::uint16_t;
-  static constexpr bits mask = 0x7c00u;
+  static constexpr bits mask = 0x7c00u, magnitude = 0x7fffu;
 };
 
-// True when p[0, n) holds no NaN and no Inf; tested on the raw bits, 16 or 32 lanes per compare.
+// True when p[0, n) holds no NaN and no Inf. On the raw bits: with the sign cleared, NaN and
+// +-Inf are exactly the values >= the exponent mask, so running lane-wise maxima (two operations
+// per batch, four independent chains, no mask moved to a scalar register) are checked once at
+// the end. The tail is a zero-padded copy.
 template <class Arch, class T>
 bool all_finite_bits(const T* p, std::size_t n) {
   using U = typename exponent_field<T>::bits;
   using UB = xsimd::batch<U, Arch>;
+  constexpr std::size_t L = UB::size;
+  const UB magnitude(exponent_field<T>::magnitude);
   const U* u = reinterpret_cast<const U*>(p);
-  const UB mask(exponent_field<T>::mask);
-  auto bad = UB(0) != UB(0);  // all false
+  auto word = [&](std::size_t i) { return UB::load_unaligned(u + i) & magnitude; };
+  UB t0(U(0)), t1(U(0)), t2(U(0)), t3(U(0));
   std::size_t i = 0;
-  for (; i + UB::size <= n; i += UB::size)
-    bad = bad | ((UB::load_unaligned(u + i) & mask) == mask);
-  bool tail_bad = false;
-  for (; i < n; ++i) {
-    U v;
-    std::memcpy(&v, p + i, sizeof(U));
-    tail_bad = tail_bad || (v & exponent_field<T>::mask) == exponent_field<T>::mask;
+  for (; i + 4 * L <= n; i += 4 * L) {
+    t0 = xsimd::max(t0, word(i));
+    t1 = xsimd::max(t1, word(i + L));
+    t2 = xsimd::max(t2, word(i + 2 * L));
+    t3 = xsimd::max(t3, word(i + 3 * L));
   }
-  return !tail_bad && !xsimd::any(bad);
+  for (; i + L <= n; i += L)
+    t0 = xsimd::max(t0, word(i));
+  alignas(64) U lanes[L] = {};
+  copy_short<L>(lanes, u + i, n - i);
+  const UB top = xsimd::max(xsimd::max(t0, t1), xsimd::max(t2, t3));
+  xsimd::max(top, UB::load_aligned(lanes) & magnitude).store_aligned(lanes);
+  U worst = 0;
+  for (std::size_t l = 0; l < L; ++l)
+    worst = std::max(worst, lanes[l]);
+  return worst < exponent_field<T>::mask;
 }
 
 // What the output pass needs from a row's statistics. RMSNorm has shift = mean = 0.
@@ -335,29 +357,34 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
       chunk_io<Out, Arch, IL>::template store<Fast, false>(buf, compute(xa, ga, ba), compute(xb, gb, bb));
       copy_short<W2>(y + i, buf, n);
     };
+    // Locals, not captures: the compiler reads a capture through the closure, and reloads it
+    // after every store, which may alias it.
+    Out* const yo = y;
+    const In* const next = next_row;
+    const std::size_t end = cols;
     std::size_t i = 0;
-    const bool stream = Fast && mode.stream;
-    if (stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
-      const std::size_t head =
-          std::min(cols, (64 - reinterpret_cast<std::uintptr_t>(y) % 64) % 64 / sizeof(Out));
-      for (std::size_t n; i < head; i += n)
-        partial(i, n = std::min(W2, head - i));
-    }
-    for (; i + W2 <= cols; i += W2) {
-      B ra, rb;
-      full(i, ra, rb);
-      if constexpr (Fast) {
-        if (stream) {
-          if (next_row)
-            arch_impl::prefetch<Arch>(next_row + i);
-          chunk_io<Out, Arch, IL>::template store<true, true>(y + i, ra, rb);
-          continue;
+    if constexpr (Fast) {
+      if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
+        const std::size_t head =
+            std::min(end, (64 - reinterpret_cast<std::uintptr_t>(yo) % 64) % 64 / sizeof(Out));
+        for (std::size_t k; i < head; i += k)
+          partial(i, k = std::min(W2, head - i));
+        for (; i + W2 <= end; i += W2) {
+          B ra, rb;
+          full(i, ra, rb);
+          if (next)
+            arch_impl::prefetch<Arch>(next + i);
+          chunk_io<Out, Arch, IL>::template store<true, true>(yo + i, ra, rb);
         }
       }
-      chunk_io<Out, Arch, IL>::template store<Fast, false>(y + i, ra, rb);
     }
-    if (i < cols)
-      partial(i, cols - i);
+    for (; i + W2 <= end; i += W2) {
+      B ra, rb;
+      full(i, ra, rb);
+      chunk_io<Out, Arch, IL>::template store<Fast, false>(yo + i, ra, rb);
+    }
+    if (i < end)
+      partial(i, end - i);
   };
   if (!(mode.gains_finite && clean_factor<Knobs>(factor) && (centered || st.scale == 1.0f)))
     loop(std::integral_constant<int, 2>{});
@@ -381,49 +408,52 @@ void convert_n(const Src* src, Dst* dst, std::size_t n) {
 template <class Arch, op Op, class Knobs, class In, class W, class Out>
 void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
                float eps, std::size_t x_stride, std::size_t y_stride) {
+  using B = typename shape<Arch>::batch;
   constexpr bool IL = interleaved_layout<In, W, Out>;
+  constexpr std::size_t width = shape<Arch>::width;
   if (rows == 0 || cols == 0)
     return;
   write_mode mode;
   mode.stream = rows * cols * sizeof(Out) >= stream_min_bytes;
-  // A row's plan: its statistics and, contract: inv = 1 / sqrt(ms + eps) with ms = s / float(d)
-  // (or var for LayerNorm).
-  struct plan {
-    row_stats st;
-    float factor;
-  };
-  auto plan_row = [&](std::size_t r) {
-    plan p;
-    const In* xr = x + r * x_stride;
-    p.st =
-        Op == op::rms_norm ? rms_stats<Arch, IL>(xr, cols, eps) : layer_stats<Arch, IL>(xr, cols, eps, 1.0f);
-    p.factor = p.st.nan_row ? 0.0f : row_factor<Knobs, Arch>(p.st.sum, cols, p.st.eps);
-    return p;
-  };
-  // Short rows plan row r + 1 before writing row r: the reduce -> sqrt -> divide latency of one
-  // row then overlaps the other's stores (PERF.md lesson 2). Rows are disjoint (validate.hpp), so
-  // the order of reads and writes changes no bit.
-  const bool ahead = cols * sizeof(In) <= plan_ahead_max_row_bytes;
-  plan cur = plan_row(0);
-  // Checked after row 0's statistics, so the gains are the freshest lines in L1 when its output
-  // pass starts (f32 1x4096: -12 % against checking first).
-  mode.gains_finite = (!gamma || all_finite_bits<Arch>(gamma, cols)) &&
-                      (Op == op::rms_norm || !beta || all_finite_bits<Arch>(beta, cols));
-  for (std::size_t r = 0; r < rows; ++r) {
-    const bool last = r + 1 == rows;
-    plan next{};
-    if (ahead && !last)
-      next = plan_row(r + 1);
-    const In* xr = x + r * x_stride;
-    Out* yr = y + r * y_stride;
-    if (cur.st.nan_row)
-      fill_nan<Arch>(yr, cols);
-    else
-      write_row<Arch, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, cur.factor, cur.st, Op == op::layer_norm,
-                                         mode, last ? nullptr : xr + x_stride);
-    if (!ahead && !last)
-      next = plan_row(r + 1);
-    cur = next;
+  // Rows go in groups: every row's statistics first, then one vector divide and square root give
+  // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
+  // latency is then paid once per group (PERF.md lesson 2); rows are disjoint (validate.hpp), so
+  // the order of reads and writes changes no bit. A group's input must still be in L1 when its
+  // output pass reads it again.
+  const std::size_t row_bytes = cols * sizeof(In);
+  const std::size_t group = std::min(width, std::max<std::size_t>(1, group_max_bytes / row_bytes));
+  row_stats st[width];
+  alignas(64) float sums[width], epss[width], factors[width];
+  for (std::size_t k = 0; k < width; ++k)
+    sums[k] = 0.0f, epss[k] = 1.0f;  // lanes past the group's rows: a harmless factor
+  for (std::size_t r0 = 0; r0 < rows; r0 += group) {
+    const std::size_t n = std::min(group, rows - r0);
+    for (std::size_t k = 0; k < n; ++k) {
+      const In* xr = x + (r0 + k) * x_stride;
+      st[k] = Op == op::rms_norm ? rms_stats<Arch, IL>(xr, cols, eps)
+                                 : layer_stats<Arch, IL>(xr, cols, eps, 1.0f);
+      sums[k] = st[k].sum;
+      epss[k] = st[k].eps;
+    }
+    // contract: the factor from s (or var) and eps, per row.
+    row_factor<Knobs, simd_ops<Arch>>(B::load_aligned(sums), B(static_cast<float>(cols)),
+                                      B::load_aligned(epss))
+        .store_aligned(factors);
+    // Checked after the first group's statistics, so the gains are the freshest lines in L1 when
+    // its output pass starts (f32 1x4096: -12 % against checking first).
+    if (r0 == 0)
+      mode.gains_finite = (!gamma || all_finite_bits<Arch>(gamma, cols)) &&
+                          (Op == op::rms_norm || !beta || all_finite_bits<Arch>(beta, cols));
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t r = r0 + k;
+      const In* xr = x + r * x_stride;
+      Out* yr = y + r * y_stride;
+      if (st[k].nan_row)
+        fill_nan<Arch>(yr, cols);
+      else
+        write_row<Arch, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, factors[k], st[k], Op == op::layer_norm,
+                                           mode, r + 1 == rows ? nullptr : xr + x_stride);
+    }
   }
   if (mode.stream)
     arch_impl::store_fence<Arch>();
@@ -431,3 +461,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
 
 }  // namespace detail
 }  // namespace normkit
+
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic pop
+#endif

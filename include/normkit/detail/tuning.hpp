@@ -12,10 +12,9 @@ namespace detail {
 // edge) and cost up to 70 % when the data is hot.
 constexpr std::size_t stream_min_bytes = std::size_t(8) << 20;
 
-// Rows of at most this many input bytes get their statistics one row ahead of the output pass
-// (norm_rows). Longer rows gain nothing from it (their own loops hide the latency) and would
-// push the row being written out of L1. (Planning four rows ahead measured the same.)
-constexpr std::size_t plan_ahead_max_row_bytes = 2048;
+// norm_rows takes the statistics of up to one vector width of rows at a time, as many as fit
+// in this many input bytes (at least one): their output passes read them again from L1.
+constexpr std::size_t group_max_bytes = 8192;
 
 }  // namespace detail
 }  // namespace normkit
