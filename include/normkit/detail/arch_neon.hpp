@@ -63,6 +63,13 @@ xsimd::batch<float, Arch> fp16_round_trip(xsimd::batch<float, Arch> v) {
   return vcvt_f32_f16(vcvt_f16_f32(v));
 }
 
+// Fused multiply-add (fmla): named here like the other arithmetic the contract fixes.
+template <class Arch>
+xsimd::batch<float, Arch> fma(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b,
+                              xsimd::batch<float, Arch> c) {
+  return vfmaq_f32(c, a, b);
+}
+
 // IEEE division (fdiv): xsimd 8.1's NEON operator/ is a reciprocal estimate refined by
 // Newton-Raphson, which is off by an ulp on some inputs (found by the cross-ISA corpus hash).
 template <class Arch>

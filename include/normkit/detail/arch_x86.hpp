@@ -131,6 +131,18 @@ void fp16_store2(std::uint16_t* p, xsimd::batch<float, Arch> a, xsimd::batch<flo
   }
 }
 
+// Fused multiply-add (vfmadd). xsimd 8.1 has no AVX-512 fma kernel: its generic fallback is
+// x * y + z, rounded twice, which g++ fuses back only when it optimizes (-O2, whose default for
+// C++ is -ffp-contract=fast); clang, g++ -O1 and -ffp-contract=off gave other bits.
+template <class Arch>
+xsimd::batch<float, Arch> fma(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b,
+                              xsimd::batch<float, Arch> c) {
+  if constexpr (is_avx512<Arch>)
+    return _mm512_fmadd_ps(a, b, c);
+  else
+    return _mm256_fmadd_ps(a, b, c);
+}
+
 // IEEE division (vdivps).
 template <class Arch>
 xsimd::batch<float, Arch> div(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {

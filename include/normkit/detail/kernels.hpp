@@ -40,7 +40,7 @@ enum class op { rms_norm, layer_norm };
 template <class Arch>
 struct simd_ops {
   using batch = xsimd::batch<float, Arch>;
-  static batch fma(batch a, batch b, batch c) { return xsimd::fma(a, b, c); }
+  static batch fma(batch a, batch b, batch c) { return arch_impl::fma<Arch>(a, b, c); }
   static batch div(batch a, batch b) { return arch_impl::div<Arch>(a, b); }
   static batch sqrt(batch a) { return arch_impl::sqrt<Arch>(a); }
   template <class T>
@@ -218,8 +218,8 @@ row_stats rms_stats(const In* x, std::size_t cols, float eps) {
   using B = typename shape<Arch>::batch;
   using M = xsimd::batch_bool<float, Arch>;
   row_stats st{0.0f, 0.0f, 0.0f, 1.0f, eps, false};
-  st.sum =
-      canonical_sum<Arch, Interleaved>(x, cols, [](B acc, B v, const M*) { return xsimd::fma(v, v, acc); });
+  st.sum = canonical_sum<Arch, Interleaved>(
+      x, cols, [](B acc, B v, const M*) { return arch_impl::fma<Arch>(v, v, acc); });
   if (st.sum <= max_finite)
     return st;
   // Rare rows: a NaN/Inf input gives NaNs; a finite row whose squares overflow is redone scaled.
@@ -231,7 +231,7 @@ row_stats rms_stats(const In* x, std::size_t cols, float eps) {
   st.eps = o.eps;
   st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M*) {
     const B t = v * sc;
-    return xsimd::fma(t, t, acc);
+    return arch_impl::fma<Arch>(t, t, acc);
   });
   return st;
 }
@@ -247,16 +247,16 @@ row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
   const B neg_k(-st.shift), sc(scale);
   st.mean = canonical_sum<Arch, Interleaved>(x, cols,
                                              [&](B acc, B v, const M* keep) {
-                                               const B d = xsimd::fma(v, sc, neg_k);
+                                               const B d = arch_impl::fma<Arch>(v, sc, neg_k);
                                                return acc + (keep ? xsimd::select(*keep, d, B(0.0f)) : d);
                                              }) /
             static_cast<float>(cols);
   const B mb(st.mean);
   st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M* keep) {
-    B c = xsimd::fma(v, sc, neg_k) - mb;
+    B c = arch_impl::fma<Arch>(v, sc, neg_k) - mb;
     if (keep)
       c = xsimd::select(*keep, c, B(0.0f));
-    return xsimd::fma(c, c, acc);
+    return arch_impl::fma<Arch>(c, c, acc);
   });
   if (st.sum <= max_finite || scale != 1.0f)
     return st;
@@ -333,8 +333,8 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
       if constexpr (Kind == 0)
         return affine<Knobs, Mid, Ops, false>(normalized<Knobs, Ops>(v, f), gain_value<Knobs>(g), b);
       else
-        return affine<Knobs, Mid, Ops, true>(normalized<Knobs, Ops>(xsimd::fma(v, sc, neg_k) - mb, f),
-                                             gain_value<Knobs>(g), b);
+        return affine<Knobs, Mid, Ops, true>(
+            normalized<Knobs, Ops>(arch_impl::fma<Arch>(v, sc, neg_k) - mb, f), gain_value<Knobs>(g), b);
     };
     // One chunk of 2W elements at i, or (partial) the n < 2W left, through zero-padded copies
     // that never leave the row. Kept apart so the full one stays small enough to inline.
