@@ -12,6 +12,10 @@
 #include <cstdint>      // std::uint16_t, std::uint32_t
 #include <type_traits>  // std::is_base_of
 
+#include "diagnostics.hpp"
+
+NORMKIT_INTRINSICS_BEGIN
+
 namespace normkit {
 namespace detail {
 namespace x86 {
@@ -193,5 +197,7 @@ void prefetch(const void* p) {
 namespace arch_impl = x86;
 }  // namespace detail
 }  // namespace normkit
+
+NORMKIT_INTRINSICS_END
 
 #endif

@@ -19,6 +19,9 @@
 
 #include "../types.hpp"
 #include "convert.hpp"
+#include "diagnostics.hpp"
+
+NORMKIT_INTRINSICS_BEGIN
 
 namespace normkit {
 namespace detail {
@@ -116,3 +119,5 @@ xsimd::batch_bool<float, Arch> chunk_lanes_below(std::size_t r, std::size_t n) {
 
 }  // namespace detail
 }  // namespace normkit
+
+NORMKIT_INTRINSICS_END

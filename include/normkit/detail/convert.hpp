@@ -10,6 +10,9 @@
 #include "../types.hpp"
 #include "arch_neon.hpp"
 #include "arch_x86.hpp"
+#include "diagnostics.hpp"
+
+NORMKIT_INTRINSICS_BEGIN
 
 namespace normkit {
 namespace detail {
@@ -120,3 +123,5 @@ struct io<fp16, Arch> {
 
 }  // namespace detail
 }  // namespace normkit
+
+NORMKIT_INTRINSICS_END

@@ -20,17 +20,11 @@
 #include "canonical_sum.hpp"
 #include "chunk.hpp"
 #include "convert.hpp"
+#include "diagnostics.hpp"
 #include "epilogue.hpp"
 #include "tuning.hpp"
 
-// g++ 12 reports its own AVX-512 intrinsics (_mm512_undefined_* in vpslld, vextractf32x8, ...)
-// as uninitialized once they are inlined here with -march=native on an AVX-512 CPU (GCC bug
-// 105593, fixed in 13); a user's -Werror build would fail on it.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+NORMKIT_INTRINSICS_BEGIN
 
 namespace normkit {
 namespace detail {
@@ -462,6 +456,4 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
 }  // namespace detail
 }  // namespace normkit
 
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic pop
-#endif
+NORMKIT_INTRINSICS_END
