@@ -99,6 +99,12 @@ template <class T>
   return same_bits(a.data(), b.data(), a.size(), what);
 }
 
+// A row of gains (or bias) whose special-value positions land in each part of the kernels'
+// per-call finiteness scan (kernels.hpp, all_finite_bits) for every lane count: the four-batch
+// loop, the one-batch loop and the zero-padded tail.
+constexpr std::size_t gain_scan_cols = 203;
+constexpr std::size_t gain_scan_positions[] = {5, 130, 198, 202};
+
 #define EXPECT_SAME_BITS(a, b, what) EXPECT_TRUE(::normkit_test::same_bits(a, b, what))
 #define ASSERT_SAME_BITS(a, b, what) ASSERT_TRUE(::normkit_test::same_bits(a, b, what))
 

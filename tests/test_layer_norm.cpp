@@ -445,13 +445,11 @@ TEST_P(LayerNorm, NonFiniteInputGivesCanonicalNanInItsRowOnly) {
 // (or NaN where it meets an Inf of the other sign or a zero).
 template <class Policy, class In, class W, class Out>
 void check_non_finite_params(rng& r) {
-  // Each part of the gains and bias scans (kernels.hpp, all_finite_bits), for every lane count.
-  static const std::size_t positions[] = {5, 130, 198, 202};
-  const std::size_t rows = 3, cols = 203;
+  const std::size_t rows = 3, cols = gain_scan_cols;
   const auto x = normal_vec<In>(r, rows * cols);
   const std::string types =
       std::string(type_name<In>()) + "," + type_name<W>() + "->" + type_name<Out>() + " on " + isa_name();
-  for (const std::size_t j : positions) {
+  for (const std::size_t j : gain_scan_positions) {
     auto g = uniform_vec<W>(r, cols, 0.5f, 1.5f);
     auto b = uniform_vec<W>(r, cols, -0.5f, 0.5f);
     g[j] = as<W>(1.0f);

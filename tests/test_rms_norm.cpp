@@ -331,14 +331,11 @@ TEST_P(RmsNorm, NonFiniteInputGivesCanonicalNanInItsRowOnly) {
 
 template <class Policy, class In, class W, class Out>
 void check_non_finite_gain(rng& r) {
-  // The special value sits, for every lane count, in each part of the call's gains scan
-  // (kernels.hpp, all_finite_bits): the unrolled loop, the one-batch loop and the padded tail.
-  static const std::size_t positions[] = {5, 130, 198, 202};
-  const std::size_t rows = 3, cols = 203;
+  const std::size_t rows = 3, cols = gain_scan_cols;
   const auto x = normal_vec<In>(r, rows * cols);
   const std::string what =
       std::string(type_name<In>()) + "," + type_name<W>() + "->" + type_name<Out>() + " on " + isa_name();
-  for (const std::size_t j : positions) {
+  for (const std::size_t j : gain_scan_positions) {
     auto g = uniform_vec<W>(r, cols, 0.5f, 1.5f);
     g[j] = as<W>(1.0f);
     const auto ref = run<Policy, In, W, Out>(x, g.data(), rows, cols, 1e-6f);

@@ -323,6 +323,11 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
     constexpr int Kind = decltype(kind)::value;  // 0: fast RMSNorm, 1: fast LayerNorm, 2: general
     constexpr bool Fast = Kind != 2;
     using Ops = std::conditional_t<Fast, finite_ops<Arch>, simd_ops<Arch>>;
+    // Locals, not captures: the compiler reads a capture through the closure, and reloads it
+    // after every store, which may alias it.
+    Out* const yo = y;
+    const In* const next = next_row;
+    const std::size_t end = cols;
     auto compute = [=](B v, B g, B b) {
       if constexpr (Kind == 0)
         return affine<Knobs, Mid, Ops, false>(normalized<Knobs, Ops>(v, f), gain_value<Knobs>(g), b);
@@ -349,13 +354,8 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
         load_chunk_partial<Arch, IL>(bp + i * b_step, n, ba, bb);
       Out buf[W2];
       chunk_io<Out, Arch, IL>::template store<Fast, false>(buf, compute(xa, ga, ba), compute(xb, gb, bb));
-      copy_short<W2>(y + i, buf, n);
+      copy_short<W2>(yo + i, buf, n);
     };
-    // Locals, not captures: the compiler reads a capture through the closure, and reloads it
-    // after every store, which may alias it.
-    Out* const yo = y;
-    const In* const next = next_row;
-    const std::size_t end = cols;
     std::size_t i = 0;
     if constexpr (Fast) {
       if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
