@@ -356,6 +356,7 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
       chunk_io<Out, Arch, IL>::template store<Fast, false>(buf, compute(xa, ga, ba), compute(xb, gb, bb));
       copy_short<W2>(yo + i, buf, n);
     };
+    constexpr std::size_t next_lines = (W2 * sizeof(In) + 63) / 64;
     std::size_t i = 0;
     if constexpr (Fast) {
       if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
@@ -366,8 +367,9 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
         for (; i + W2 <= end; i += W2) {
           B ra, rb;
           full(i, ra, rb);
-          if (next)
-            arch_impl::prefetch<Arch>(next + i);
+          if (next)  // every line of the next row's span: AVX-512 f32 chunks span two
+            for (std::size_t q = 0; q < next_lines; ++q)
+              arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(next + i) + 64 * q);
           chunk_io<Out, Arch, IL>::template store<true, true>(yo + i, ra, rb);
         }
       }
