@@ -356,12 +356,12 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
       chunk_io<Out, Arch, IL>::template store<Fast, false>(buf, compute(xa, ga, ba), compute(xb, gb, bb));
       copy_short<W2>(yo + i, buf, n);
     };
-    constexpr std::size_t next_lines = (W2 * sizeof(In) + 63) / 64;
+    constexpr std::size_t next_lines = (W2 * sizeof(In) + cache_line - 1) / cache_line;
     std::size_t i = 0;
     if constexpr (Fast) {
       if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
-        const std::size_t head =
-            std::min(end, (64 - reinterpret_cast<std::uintptr_t>(yo) % 64) % 64 / sizeof(Out));
+        const std::size_t head = std::min(
+            end, (cache_line - reinterpret_cast<std::uintptr_t>(yo) % cache_line) % cache_line / sizeof(Out));
         for (std::size_t k; i < head; i += k)
           partial(i, k = std::min(W2, head - i));
         for (; i + W2 <= end; i += W2) {
@@ -369,7 +369,7 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
           full(i, ra, rb);
           if (next)  // every line of the next row's span: AVX-512 f32 chunks span two
             for (std::size_t q = 0; q < next_lines; ++q)
-              arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(next + i) + 64 * q);
+              arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(next + i) + cache_line * q);
           chunk_io<Out, Arch, IL>::template store<true, true>(yo + i, ra, rb);
         }
       }

@@ -12,6 +12,9 @@ namespace detail {
 // edge) and cost up to 70 % when the data is hot.
 constexpr std::size_t stream_min_bytes = std::size_t(8) << 20;
 
+// The cache line: streamed output starts at one, and the next row is prefetched one at a time.
+constexpr std::size_t cache_line = 64;
+
 // norm_rows takes the statistics of up to one vector width of rows at a time, as many as fit
 // in this many input bytes (at least one): their output passes read them again from L1.
 constexpr std::size_t group_max_bytes = 8192;
