@@ -306,9 +306,14 @@ struct write_mode {
 // no overflow scale; streaming stores and a prefetch of the next row when mode.stream) and a
 // general one for every other row, where RMSNorm is LayerNorm with K = -0.0 and m = 0
 // (fma(v, s, -0.0) - 0 == v * s). All three apply the same arithmetic: the same bits.
+//
+// Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures reloaded
+// through a pointer, callee-saved registers) was a fifth of a 128-column row (16384x128 on the
+// AMD AVX-512 VM, same process: LayerNorm f32 53 -> 44 ns, RMSNorm bf16 round-once 31 -> 25 ns).
 template <class Arch, class Knobs, class In, class W, class Out>
-void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float factor,
-               const row_stats& st, bool centered, const write_mode& mode, const In* next_row) {
+NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols,
+                                     float factor, const row_stats& st, bool centered, const write_mode& mode,
+                                     const In* next_row) {
   using B = typename shape<Arch>::batch;
   using Mid = mid_of<Knobs, In, W>;
   using table = neutral_table<W>;
@@ -319,7 +324,7 @@ void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t c
       gamma ? gamma : neutral_values<Arch, W>(Knobs::gain == gain_mode::plus_one ? table::zero : table::one);
   const W* bp = beta ? beta : neutral_values<Arch, W>(table::minus_zero);
   const B f(factor), sc(st.scale), neg_k(-st.shift), mb(st.mean);
-  auto loop = [&](auto kind) {
+  auto loop = [&](auto kind) NORMKIT_LAMBDA_ALWAYS_INLINE {
     constexpr int Kind = decltype(kind)::value;  // 0: fast RMSNorm, 1: fast LayerNorm, 2: general
     constexpr bool Fast = Kind != 2;
     using Ops = std::conditional_t<Fast, finite_ops<Arch>, simd_ops<Arch>>;
