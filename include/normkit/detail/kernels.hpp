@@ -307,9 +307,10 @@ struct write_mode {
 // general one for every other row, where RMSNorm is LayerNorm with K = -0.0 and m = 0
 // (fma(v, s, -0.0) - 0 == v * s). All three apply the same arithmetic: the same bits.
 //
-// Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures reloaded
-// through a pointer, callee-saved registers) was a fifth of a 128-column row (16384x128 on the
-// AMD AVX-512 VM, same process: LayerNorm f32 53 -> 44 ns, RMSNorm bf16 round-once 31 -> 25 ns).
+// Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures
+// reloaded through a pointer, callee-saved registers) was up to a fifth of a 128-column row
+// (16384x128 on the AMD AVX-512 VM, same process: LayerNorm f32 53 -> 44 ns, RMSNorm bf16
+// round-once 31 -> 25 ns).
 template <class Arch, class Knobs, class In, class W, class Out>
 NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols,
                                      float factor, const row_stats& st, bool centered, const write_mode& mode,
