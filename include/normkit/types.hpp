@@ -16,7 +16,8 @@
 // Conversions are forced inline so that no out-of-line copy compiled with one TU's -m flags can
 // be picked by the linker for another TU (TOOLCHAIN.md, X2).
 #define NORMKIT_ALWAYS_INLINE inline __attribute__((always_inline))
-// The same for a lambda (the attribute goes after its parameter list): per-row kernel loops.
+// Forced inline for a lambda (the attribute goes after its parameter list); the kernels use it
+// for speed, on the per-row loop of write_row (kernels.hpp).
 #define NORMKIT_LAMBDA_ALWAYS_INLINE __attribute__((always_inline))
 #else
 #define NORMKIT_ALWAYS_INLINE inline
