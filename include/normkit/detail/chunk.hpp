@@ -20,6 +20,7 @@
 #include "../types.hpp"
 #include "convert.hpp"
 #include "diagnostics.hpp"
+#include "xsimd_compat.hpp"
 
 NORMKIT_INTRINSICS_BEGIN
 
@@ -64,13 +65,13 @@ struct chunk_io<bf16, Arch, true> {
   static constexpr std::size_t width = batch::size;
   static void load(const bf16* p, batch& a, batch& b) {
     const words w = words::load_unaligned(reinterpret_cast<const std::uint32_t*>(p));
-    a = xsimd::bitwise_cast<batch>(w << 16);
-    b = xsimd::bitwise_cast<batch>(w & words(0xffff0000u));
+    a = bitwise_as<batch>(w << 16);
+    b = bitwise_as<batch>(w & words(0xffff0000u));
   }
   template <bool Finite, bool Stream>
   static void store(bf16* p, batch a, batch b) {
     using bf = io<bf16, Arch>;
-    const words w = Finite ? bf::rne_bits(a) | xsimd::bitwise_cast<words>(bf::round_through_finite(b))
+    const words w = Finite ? bf::rne_bits(a) | bitwise_as<words>(bf::round_through_finite(b))
                            : bf::canonical_bits(a) | (bf::canonical_bits(b) << 16);
     arch_impl::store_words<Arch, Stream>(p, w);
   }

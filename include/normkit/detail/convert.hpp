@@ -11,6 +11,7 @@
 #include "arch_neon.hpp"
 #include "arch_x86.hpp"
 #include "diagnostics.hpp"
+#include "xsimd_compat.hpp"
 
 NORMKIT_INTRINSICS_BEGIN
 
@@ -25,8 +26,7 @@ struct io;
 template <class Arch>
 xsimd::batch<float, Arch> canonical_nan(xsimd::batch<float, Arch> v) {
   using batch = xsimd::batch<float, Arch>;
-  return xsimd::select(xsimd::isnan(v),
-                       xsimd::bitwise_cast<batch>(xsimd::batch<std::uint32_t, Arch>(0x7fc00000u)), v);
+  return xsimd::select(xsimd::isnan(v), bitwise_as<batch>(xsimd::batch<std::uint32_t, Arch>(0x7fc00000u)), v);
 }
 
 template <class Arch>
@@ -60,30 +60,26 @@ struct io<bf16, Arch> {
 
   // contract: to float is exact -- the bits move up 16 places.
   static batch load(const bf16* p) {
-    return xsimd::bitwise_cast<batch>(arch_impl::widen_u16<Arch>(reinterpret_cast<const std::uint16_t*>(p))
-                                      << 16);
+    return bitwise_as<batch>(arch_impl::widen_u16<Arch>(reinterpret_cast<const std::uint16_t*>(p)) << 16);
   }
   // Same integer RNE as bf16_from_float_bits: (u + 0x7fff + lsb) >> 16. Right for every
   // non-NaN input (Inf stays Inf, overflow rounds to Inf); NaN needs one of the selects below.
-  static ubatch rne_bits(batch v) {
-    return arch_impl::bf16_rne_carry<Arch>(xsimd::bitwise_cast<ubatch>(v)) >> 16;
-  }
+  static ubatch rne_bits(batch v) { return arch_impl::bf16_rne_carry<Arch>(bitwise_as<ubatch>(v)) >> 16; }
   // NaN -> (u >> 16) | 0x40, as the scalar conversion. NaN is tested in the float domain
   // (xsimd 8.1 emulates unsigned compares on AVX2).
   static ubatch bits(batch v) {
-    const ubatch qnan = (xsimd::bitwise_cast<ubatch>(v) >> 16) | ubatch(0x40u);
-    return xsimd::bitwise_cast<ubatch>(xsimd::select(xsimd::isnan(v), xsimd::bitwise_cast<batch>(qnan),
-                                                     xsimd::bitwise_cast<batch>(rne_bits(v))));
+    const ubatch qnan = (bitwise_as<ubatch>(v) >> 16) | ubatch(0x40u);
+    return bitwise_as<ubatch>(
+        xsimd::select(xsimd::isnan(v), bitwise_as<batch>(qnan), bitwise_as<batch>(rne_bits(v))));
   }
   static void store(bf16* p, batch v) {
     arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), bits(v));
   }
-  static batch round_through(batch v) { return xsimd::bitwise_cast<batch>(bits(v) << 16); }
+  static batch round_through(batch v) { return bitwise_as<batch>(bits(v) << 16); }
   // The RNE bits with every NaN as the canonical 0x7FC0: one select instead of two.
   static ubatch canonical_bits(batch v) {
-    return xsimd::bitwise_cast<ubatch>(xsimd::select(xsimd::isnan(v),
-                                                     xsimd::bitwise_cast<batch>(ubatch(0x7fc0u)),
-                                                     xsimd::bitwise_cast<batch>(rne_bits(v))));
+    return bitwise_as<ubatch>(
+        xsimd::select(xsimd::isnan(v), bitwise_as<batch>(ubatch(0x7fc0u)), bitwise_as<batch>(rne_bits(v))));
   }
   static void store_canonical(bf16* p, batch v) {
     arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(v));
@@ -93,8 +89,7 @@ struct io<bf16, Arch> {
   }
   // For values known not to be NaN: the RNE alone.
   static batch round_through_finite(batch v) {
-    return xsimd::bitwise_cast<batch>(arch_impl::bf16_rne_carry<Arch>(xsimd::bitwise_cast<ubatch>(v)) &
-                                      ubatch(0xffff0000u));
+    return bitwise_as<batch>(arch_impl::bf16_rne_carry<Arch>(bitwise_as<ubatch>(v)) & ubatch(0xffff0000u));
   }
   template <bool Stream>
   static void store2_finite(bf16* p, batch a, batch b) {
