@@ -3,25 +3,23 @@
 # libeigen3-dev libgtest-dev libbenchmark-dev.
 include(FetchContent)
 
+set(NORMKIT_XSIMD_INCLUDE_DIR "" CACHE PATH
+  "xsimd headers without a CMake package: the directory that holds xsimd/xsimd.hpp (empty: find_package)")
+
+# xsimd (normkitXsimd.cmake says where from); if it is nowhere, FetchContent at a pinned version.
 macro(normkit_find_xsimd)
-  if(NOT TARGET xsimd)
-    find_package(xsimd 8.1 CONFIG QUIET)
-    if(NOT xsimd_FOUND)
-      message(STATUS "normkit: xsimd not found, fetching 8.1.0")
-      FetchContent_Declare(xsimd
-        URL https://github.com/xtensor-stack/xsimd/archive/refs/tags/8.1.0.tar.gz)
-      FetchContent_MakeAvailable(xsimd)
-    endif()
+  include(normkitXsimd)
+  normkit_locate_xsimd(_nk_xsimd_error GLOBAL)
+  if(_nk_xsimd_error)
+    message(FATAL_ERROR "normkit: ${_nk_xsimd_error}")
   endif()
-  # Debian's xsimd config links a non-existent "xtl" library (TOOLCHAIN.md, X1).
-  if(TARGET xsimd AND NOT TARGET xtl)
-    get_target_property(_nk_xsimd_alias xsimd ALIASED_TARGET)
-    if(NOT _nk_xsimd_alias)
-      get_target_property(_nk_xsimd_imported xsimd IMPORTED)
-      if(_nk_xsimd_imported)
-        set_property(TARGET xsimd PROPERTY INTERFACE_LINK_LIBRARIES "")
-      endif()
-    endif()
+  if(NOT TARGET xsimd)
+    message(STATUS "normkit: xsimd not found, fetching 8.1.0")
+    FetchContent_Declare(xsimd
+      URL https://github.com/xtensor-stack/xsimd/archive/refs/tags/8.1.0.tar.gz)
+    FetchContent_MakeAvailable(xsimd)
+  elseif(xsimd_VERSION)
+    message(STATUS "normkit: xsimd ${xsimd_VERSION}")
   endif()
 endmacro()
 

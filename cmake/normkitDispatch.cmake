@@ -34,6 +34,11 @@ function(normkit_enable_dispatch target)
   if(NOT TARGET normkit::normkit)
     message(FATAL_ERROR "normkit_enable_dispatch: normkit::normkit is not defined")
   endif()
+  if(NOT TARGET xsimd)
+    message(FATAL_ERROR "normkit_enable_dispatch: the SIMD paths need xsimd ${NORMKIT_XSIMD_MIN_VERSION} or newer "
+                        "(install it, or set xsimd_DIR or NORMKIT_XSIMD_INCLUDE_DIR); without it normkit::normkit "
+                        "is the scalar reference")
+  endif()
   get_property(isa_source GLOBAL PROPERTY NORMKIT_ISA_SOURCE)
   _normkit_isa_list(isas)
   foreach(isa IN LISTS isas)

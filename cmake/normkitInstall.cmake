@@ -14,5 +14,6 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/normkitConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/normkitConfigVersion.cmake
   cmake/normkitDispatch.cmake
+  cmake/normkitXsimd.cmake
   cmake/normkit_isa.cpp
   DESTINATION ${NORMKIT_CMAKE_DIR})
