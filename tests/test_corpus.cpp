@@ -13,19 +13,23 @@ namespace {
 
 using namespace normkit_test;
 
-constexpr std::uint64_t pinned_corpus_hash = 0x04d98c50fd5614a1ull;
+constexpr std::uint64_t pinned_corpus_hash = 0xd746763f8c6e8b07ull;
 
 struct shape {
   std::size_t rows, cols;
 };
 constexpr shape shapes[] = {{3, 1}, {2, 7}, {2, 64}, {2, 65}, {1, 300}, {2, 1000}, {1, 4097}};
 
-// Rows that exercise every branch: ordinary, mean-shifted, overflow, non-finite, zero.
+// Rows that exercise every branch: ordinary, mean-shifted, overflow, non-finite, zero; the
+// second ordinary shape (kind 5) starts each row with an outlier, so LayerNorm refines its shift:
+// x_0 = 1e4, and x_0 = 1e25 (the squares overflow: refined after the rescale; 3e4 in fp16).
 template <class T>
 std::vector<T> corpus_rows(rng& r, std::size_t rows, std::size_t cols, std::size_t kind) {
   std::vector<T> v(rows * cols);
   for (std::size_t i = 0; i < v.size(); ++i) {
     float f = r.normal();
+    if (kind == 5 && i % cols == 0)
+      f = i == 0 ? 1e4f : std::is_same<T, fp16>::value ? 3e4f : 1e25f;
     switch (kind % 5) {
       case 1:
         f = 1000.0f + 0.01f * f;

@@ -271,6 +271,48 @@ TEST_P(RmsNorm, NormalizesRowsWhoseSquaresOverflow) {
   check_overflow_row<float, float>({3e38f, -2.5e38f, 0.75f, -1.5f, 3.0f, 1.0f, -0.5f, 1e38f}, "f32 ~3e38");
 }
 
+// eps = FLT_MAX with |x| ~ 1e16: ms ~ 1e32 is more than half an ulp of FLT_MAX, so ms + eps
+// overflows in fp32 and the old path gave 0 everywhere (true values ~ 1e16 / sqrt(3.4e38) ~ 5e-4).
+// contract: the rescale is also taken when s / d + eps is not finite; the row then matches the
+// oracle within the usual budget, with the reference's bits on every ISA.
+template <class In, class Out>
+void check_huge_eps(rng& r, std::size_t cols) {
+  const float eps = static_cast<float>(format<float>::max);
+  const auto x = normal_vec<In>(r, 2 * cols, 1e16f);
+  const auto g = uniform_vec<In>(r, cols, 0.5f, 1.5f);
+  const auto y = run<normkit::pytorch, In, In, Out>(x, g.data(), 2, cols, eps);
+  std::vector<Out> ref(2 * cols);
+  ASSERT_EQ(normkit::reference::rms_norm<normkit::pytorch>(x.data(), g.data(), ref.data(), 2, cols, eps),
+            status::ok);
+  const std::string name =
+      std::string(type_name<In>()) + "->" + type_name<Out>() + " cols=" + std::to_string(cols);
+  EXPECT_SAME_BITS(y, ref, name + " on " + isa_name());
+  ulp_histogram h;
+  double top = 0;
+  std::vector<double> o(cols);
+  for (std::size_t row = 0; row < 2; ++row) {
+    normkit::oracle::rms_norm_row<normkit::pytorch>(x.data() + row * cols, g.data(), o.data(), cols, eps);
+    for (std::size_t i = 0; i < cols; ++i) {
+      h.add(ulp_distance(y[row * cols + i], o[i]));
+      top = std::max(top, std::fabs(o[i]));
+    }
+  }
+  std::printf("[%s] rms_norm eps=FLT_MAX, x ~ 1e16 N(0,1), %-22s: largest |oracle| %.3g; %s\n",
+              isa_name().c_str(), name.c_str(), top, h.str().c_str());
+  EXPECT_GT(top, 1e-4) << "premise: the true outputs are not 0";
+  const std::int64_t budget = std::is_same<Out, float>::value ? f32_budget : 1;
+  EXPECT_LE(h.max, budget) << name << " on " << isa_name() << ": " << h.str();
+}
+
+TEST_P(RmsNorm, HugeEpsTakesTheRescaleInsteadOfGivingZeros) {
+  NORMKIT_USE_ISA(GetParam());
+  rng r(38);
+  for (std::size_t cols : {4096u, 300u}) {
+    check_huge_eps<float, float>(r, cols);
+    check_huge_eps<bf16, bf16>(r, cols);
+  }
+}
+
 // ---- Non-finite inputs and gains ----
 
 template <class T>

@@ -77,7 +77,7 @@ void rms_norm_row(const In* x, const W* gamma, Out* y, std::size_t cols, float e
   using Knobs = detail::knobs_of<Policy>;
   float scale = 1.0f;
   float s = impl::sum_squares(x, cols, scale);
-  if (!(s <= detail::max_finite)) {
+  if (detail::needs_rescale<detail::scalar_tag>(s, static_cast<float>(cols), eps)) {
     if (!detail::all_finite<detail::scalar_tag>(x, cols))
       return detail::fill_nan<detail::scalar_tag>(y, cols);
     const detail::overflow_scale o =
@@ -92,35 +92,49 @@ void rms_norm_row(const In* x, const W* gamma, Out* y, std::size_t cols, float e
 }
 
 // One LayerNorm row, shifted two-pass (never E[x^2] - E[x]^2):
-//   K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / d; c_i = d_i - m; var = csum(c_i^2) / d;
-//   inv = 1 / sqrt(var + eps); n_i = c_i * inv; y_i = Out(fma(n_i, g_i, b_i)) per the policy.
+//   K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / d; c_i = d_i - m; S = csum(c_i^2);
+//   if m * m > 16 * (S / d): K = K + m and d_i, m, c_i, S once more (one refinement);
+//   inv = 1 / sqrt(S / d + eps); n_i = c_i * inv; y_i = Out(fma(n_i, g_i, b_i)) per the policy.
+// The rescale decision is taken on the statistics as they end (refined or not); a rescaled row
+// computes them again from K = f(x_0) * 2^-e, refinement included, in the scaled domain.
 template <class Policy, class In, class W, class Out>
 void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float eps) {
   static_assert(Policy::layer_norm_exact,
                 "normkit: this preset's LayerNorm convention (e.g. the ONNX LayerNormalization "
                 "spec's extra rounding before adding B) is not reproduced by layer_norm");
   using Knobs = detail::knobs_of<Policy>;
-  float scale = 1.0f, shift = 0.0f, mean = 0.0f, var = 0.0f;
-  auto stats = [&] {
-    shift = to_float(x[0]) * scale;  // contract: K = f(x_0) (times 2^-e on the overflow path)
+  const float d = static_cast<float>(cols);
+  float scale = 1.0f, shift = 0.0f, mean = 0.0f, sum_sq = 0.0f;
+  // m and S = csum(c_i^2) (undivided) for the current shift and scale.
+  auto moments = [&] {
     float p[detail::canonical_lanes] = {};
     for (std::size_t i = 0; i < cols; ++i) {
       // contract: d_i = f(x_i) - K, written as fma(f(x_i), 2^-e, -K) so that no contraction flag
       // can fuse the overflow path's scaling differently (scale is 1 otherwise: exact).
-      const float d = std::fma(to_float(x[i]), scale, -shift);
-      p[i % detail::canonical_lanes] = p[i % detail::canonical_lanes] + d;
+      const float di = std::fma(to_float(x[i]), scale, -shift);
+      p[i % detail::canonical_lanes] = p[i % detail::canonical_lanes] + di;
     }
-    mean = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) /
-           static_cast<float>(cols);  // contract: m = csum(d_i) / float(d)
+    // contract: m = csum(d_i) / float(d)
+    mean = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) / d;
     float q[detail::canonical_lanes] = {};
     for (std::size_t i = 0; i < cols; ++i) {
       const float c = std::fma(to_float(x[i]), scale, -shift) - mean;
       q[i % detail::canonical_lanes] = std::fma(c, c, q[i % detail::canonical_lanes]);
     }
-    var = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(q);
+    sum_sq = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(q);
+  };
+  auto stats = [&] {
+    shift = to_float(x[0]) * scale;  // contract: K = f(x_0) (times 2^-e on the overflow path)
+    moments();
+    // contract: if m * m > 16 * (S / d): K = K + m, one fp32 add in the scaled domain (K and m
+    // both carry the factor 2^-e there), then d_i, m, c_i, S once more. One refinement only.
+    if (detail::shift_is_outlier<detail::scalar_tag>(mean, sum_sq, d)) {
+      shift = shift + mean;
+      moments();
+    }
   };
   stats();
-  if (!(var <= detail::max_finite)) {
+  if (detail::needs_rescale<detail::scalar_tag>(sum_sq, d, eps)) {
     if (!detail::all_finite<detail::scalar_tag>(x, cols))
       return detail::fill_nan<detail::scalar_tag>(y, cols);
     const detail::overflow_scale o =
@@ -129,8 +143,8 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
     eps = o.eps;
     stats();
   }
-  // contract: var = csum(c_i^2) / float(d); inv = 1 / sqrt(var + eps)
-  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(var, static_cast<float>(cols), eps);
+  // contract: var = S / float(d); inv = 1 / sqrt(var + eps)
+  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(sum_sq, d, eps);
   impl::write_row<Knobs, In, W, Out>(gamma, beta, y, cols, factor, [&](std::size_t i) {
     return std::fma(to_float(x[i]), scale, -shift) - mean;
   });

@@ -81,6 +81,30 @@ overflow_scale make_overflow_scale(float max_abs, float eps) {
 // Largest finite float: sums beyond it mean overflow (Inf) or a non-finite input (NaN/Inf).
 constexpr float max_finite = 3.40282346638528859811704183484516925440e+38f;
 
+// contract: the rescale is taken when s / float(d) + eps is not finite -- the sum overflowed (or
+// is NaN: a non-finite row), or adding eps did (eps = FLT_MAX with |x| ~ 1e16). s < 2^127 and
+// eps < 2^127 prove it finite (s / d <= s, and two floats below 2^127 add to at most FLT_MAX),
+// so an ordinary row pays two compares; the exact test runs only when they fail.
+template <class Tag>
+bool needs_rescale(float sum, float cols, float eps) {
+  if (sum < 0x1p127f && eps < 0x1p127f)
+    return false;
+  const float ms = sum / cols;
+  const float total = ms + eps;
+  return !(total <= max_finite);
+}
+
+// contract (LayerNorm): refine the shift when m * m > 16.0f * (S / float(d)), S = csum(c_i^2):
+// K lies more than 4 sigma from the mean. Two separate products and a compare: nothing here is
+// an a * b + c a contraction flag could fuse. NaN (a non-finite row) and an S of +Inf compare
+// false, so such rows never refine.
+template <class Tag>
+bool shift_is_outlier(float mean, float sum, float cols) {
+  const float mean_sq = mean * mean;
+  const float bound = 16.0f * (sum / cols);
+  return mean_sq > bound;
+}
+
 // Rare-path row scans (non-finite rows, overflow rows): plain loops, templated on Tag like every
 // helper a per-ISA translation unit may instantiate.
 template <class Tag, class In>

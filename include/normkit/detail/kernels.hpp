@@ -198,7 +198,7 @@ bool all_finite_bits(const T* p, std::size_t n) {
 // What the output pass needs from a row's statistics. RMSNorm has shift = mean = 0.
 struct row_stats {
   float sum;    // RMSNorm: csum(x'^2); LayerNorm: csum(c'^2)
-  float shift;  // LayerNorm: K = f(x_0) * scale
+  float shift;  // LayerNorm: K = f(x_0) * scale, plus m when refined
   float mean;   // LayerNorm: m
   float scale;  // 1, or 2^-e on the overflow path
   float eps;    // eps, or the scaled eps on the overflow path
@@ -214,9 +214,10 @@ row_stats rms_stats(const In* x, std::size_t cols, float eps) {
   row_stats st{0.0f, 0.0f, 0.0f, 1.0f, eps, false};
   st.sum = canonical_sum<Arch, Interleaved>(
       x, cols, [](B acc, B v, const M*) { return arch_impl::fma<Arch>(v, v, acc); });
-  if (st.sum <= max_finite)
+  if (!needs_rescale<Arch>(st.sum, static_cast<float>(cols), eps))
     return st;
-  // Rare rows: a NaN/Inf input gives NaNs; a finite row whose squares overflow is redone scaled.
+  // Rare rows: a NaN/Inf input gives NaNs; a finite row whose squares overflow (or whose
+  // ms + eps does) is redone scaled.
   if (!all_finite_bits<Arch>(x, cols))
     return st.nan_row = true, st;
   const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
@@ -231,28 +232,40 @@ row_stats rms_stats(const In* x, std::size_t cols, float eps) {
 }
 
 // contract: K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / float(d); c_i = d_i - m;
-// var = csum(c_i^2); padding lanes add 0. d_i is computed as fma(f(x_i), scale, -K), which is
-// f(x_i) - K exactly when scale is 1 and the overflow path's value otherwise.
+// S = csum(c_i^2); padding lanes add 0; if m * m > 16 * (S / d): K = K + m and the same once more.
+// d_i is computed as fma(f(x_i), scale, -K), which is f(x_i) - K exactly when scale is 1 and the
+// overflow path's value otherwise. The rescale is decided on the final (refined or not) S; the
+// scaled call refines again from f(x_0) * scale, in the scaled domain.
 template <class Arch, bool Interleaved, class In>
 row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
   using B = typename shape<Arch>::batch;
   using M = xsimd::batch_bool<float, Arch>;
+  const float d = static_cast<float>(cols);
   row_stats st{0.0f, to_float(x[0]) * scale, 0.0f, scale, eps, false};
-  const B neg_k(-st.shift), sc(scale);
-  st.mean = canonical_sum<Arch, Interleaved>(x, cols,
-                                             [&](B acc, B v, const M* keep) {
-                                               const B d = arch_impl::fma<Arch>(v, sc, neg_k);
-                                               return acc + (keep ? xsimd::select(*keep, d, B(0.0f)) : d);
-                                             }) /
-            static_cast<float>(cols);
-  const B mb(st.mean);
-  st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M* keep) {
-    B c = arch_impl::fma<Arch>(v, sc, neg_k) - mb;
-    if (keep)
-      c = xsimd::select(*keep, c, B(0.0f));
-    return arch_impl::fma<Arch>(c, c, acc);
-  });
-  if (st.sum <= max_finite || scale != 1.0f)
+  const B sc(scale);
+  // Two passes at most, written as a loop so the canonical sums are inlined once: the first with
+  // K = f(x_0) * scale, the second (rare: an outlier x_0) with K + m.
+  for (bool refined = false;; refined = true) {
+    const B neg_k(-st.shift);
+    st.mean = canonical_sum<Arch, Interleaved>(x, cols,
+                                               [&](B acc, B v, const M* keep) {
+                                                 const B di = arch_impl::fma<Arch>(v, sc, neg_k);
+                                                 return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
+                                               }) /
+              d;
+    const B mb(st.mean);
+    st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M* keep) {
+      B c = arch_impl::fma<Arch>(v, sc, neg_k) - mb;
+      if (keep)
+        c = xsimd::select(*keep, c, B(0.0f));
+      return arch_impl::fma<Arch>(c, c, acc);
+    });
+    // contract: refine once when m * m > 16 * (S / d): K = K + m (one fp32 add, scaled domain).
+    if (refined || !shift_is_outlier<Arch>(st.mean, st.sum, d))
+      break;
+    st.shift = st.shift + st.mean;
+  }
+  if (scale != 1.0f || !needs_rescale<Arch>(st.sum, d, eps))
     return st;
   if (!all_finite_bits<Arch>(x, cols))
     return st.nan_row = true, st;
