@@ -660,8 +660,8 @@ TEST_P(LayerNorm, RowBitsDoNotDependOnTheBatch) {
 // ---- An outlier x_0: the shift refinement ----
 
 constexpr float flt_max = static_cast<float>(format<float>::max);
-// contract: after the statistics, if m * m > 16 * (S / d) (S = csum(c_i^2)): K = K + m and
-// d_i, m, c_i, S once more; the rescale is decided on the final S.
+// contract: after the statistics (and after the rescale, decided on them, when it is taken), if
+// m * m > 16 * (S / d) (S = csum(c_i^2)): K = K + m and d_i, m, c_i, S once more.
 
 // The contract computed here, independently of normkit: one fp32 step at a time (numerics.hpp),
 // std::fma where the contract has an fma, 64 partials folded in halves, the rescale rule (s / d +
@@ -691,18 +691,9 @@ std::vector<float> contract_by_hand(const std::vector<float>& x, const std::vect
       c[i] = f32_add(dv[i], -m);
     s = csum(c, true);
   };
-  bool fired = false;
-  auto stats = [&] {
-    k = f32_mul(x[0], scale);
-    moments();
-    fired = refine && f32_mul(m, m) > f32_mul(16.0f, f32_div(s, d));
-    if (fired) {
-      k = f32_add(k, m);
-      moments();
-    }
-  };
-  stats();
-  if (!(f32_add(f32_div(s, d), e) <= format<float>::max)) {
+  k = x[0];
+  moments();
+  if (!(f32_add(f32_div(s, d), e) <= format<float>::max)) {  // the rescale, decided first
     float top = 0.0f;
     for (float v : x)
       top = std::max(top, std::fabs(v));
@@ -710,7 +701,13 @@ std::vector<float> contract_by_hand(const std::vector<float>& x, const std::vect
     (void)std::frexp(top, &ex);
     scale = std::ldexp(1.0f, -ex);
     e = f32_mul(f32_mul(eps, scale), scale);
-    stats();
+    k = f32_mul(x[0], scale);
+    moments();
+  }
+  const bool fired = refine && f32_mul(m, m) > f32_mul(16.0f, f32_div(s, d));  // then the refinement
+  if (fired) {
+    k = f32_add(k, m);
+    moments();
   }
   if (refined)
     *refined = fired;

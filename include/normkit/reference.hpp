@@ -95,8 +95,8 @@ void rms_norm_row(const In* x, const W* gamma, Out* y, std::size_t cols, float e
 //   K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / d; c_i = d_i - m; S = csum(c_i^2);
 //   if m * m > 16 * (S / d): K = K + m and d_i, m, c_i, S once more (one refinement);
 //   inv = 1 / sqrt(S / d + eps); n_i = c_i * inv; y_i = Out(fma(n_i, g_i, b_i)) per the policy.
-// The rescale decision is taken on the statistics as they end (refined or not); a rescaled row
-// computes them again from K = f(x_0) * 2^-e, refinement included, in the scaled domain.
+// The rescale is decided on the first statistics (scale 1, unrefined); the refinement comes
+// after it, in the scaled domain when the row was rescaled.
 template <class Policy, class In, class W, class Out>
 void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float eps) {
   static_assert(Policy::layer_norm_exact,
@@ -123,17 +123,9 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
     }
     sum_sq = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(q);
   };
-  auto stats = [&] {
-    shift = to_float(x[0]) * scale;  // contract: K = f(x_0) (times 2^-e on the overflow path)
-    moments();
-    // contract: if m * m > 16 * (S / d): K = K + m, one fp32 add in the scaled domain (K and m
-    // both carry the factor 2^-e there), then d_i, m, c_i, S once more. One refinement only.
-    if (detail::shift_is_outlier<detail::scalar_tag>(mean, sum_sq, d)) {
-      shift = shift + mean;
-      moments();
-    }
-  };
-  stats();
+  shift = to_float(x[0]);  // contract: K = f(x_0)
+  moments();
+  // contract: the rescale, decided on the first statistics: K = f(x_0) * 2^-e, statistics again.
   if (detail::needs_rescale<detail::scalar_tag>(sum_sq, d, eps)) {
     if (!detail::all_finite<detail::scalar_tag>(x, cols))
       return detail::fill_nan<detail::scalar_tag>(y, cols);
@@ -141,7 +133,14 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
         detail::make_overflow_scale<detail::scalar_tag>(detail::max_abs<detail::scalar_tag>(x, cols), eps);
     scale = o.scale;
     eps = o.eps;
-    stats();
+    shift = to_float(x[0]) * scale;
+    moments();
+  }
+  // contract: if m * m > 16 * (S / d): K = K + m, one fp32 add (in the scaled domain when
+  // rescaled: K and m both carry 2^-e), then d_i, m, c_i, S once more. One refinement only.
+  if (detail::shift_is_outlier<detail::scalar_tag>(mean, sum_sq, d)) {
+    shift = shift + mean;
+    moments();
   }
   // contract: var = S / float(d); inv = 1 / sqrt(var + eps)
   const float factor = detail::row_factor<Knobs, impl::scalar_ops>(sum_sq, d, eps);

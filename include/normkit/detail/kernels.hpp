@@ -232,21 +232,22 @@ row_stats rms_stats(const In* x, std::size_t cols, float eps) {
 }
 
 // contract: K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / float(d); c_i = d_i - m;
-// S = csum(c_i^2); padding lanes add 0; if m * m > 16 * (S / d): K = K + m and the same once more.
+// S = csum(c_i^2); padding lanes add 0. Then, in this order: the rescale when S / d + eps is not
+// finite (statistics again from K = f(x_0) * 2^-e), and one refinement when
+// m * m > 16 * (S / d) (K = K + m, statistics once more, in the scaled domain if rescaled).
 // d_i is computed as fma(f(x_i), scale, -K), which is f(x_i) - K exactly when scale is 1 and the
-// overflow path's value otherwise. The rescale is decided on the final (refined or not) S; the
-// scaled call refines again from f(x_0) * scale, in the scaled domain.
+// overflow path's value otherwise.
 template <class Arch, bool Interleaved, class In>
-row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
+row_stats layer_stats(const In* x, std::size_t cols, float eps) {
   using B = typename shape<Arch>::batch;
   using M = xsimd::batch_bool<float, Arch>;
   const float d = static_cast<float>(cols);
-  row_stats st{0.0f, to_float(x[0]) * scale, 0.0f, scale, eps, false};
-  const B sc(scale);
-  // Two passes at most, written as a loop so the canonical sums are inlined once: the first with
-  // K = f(x_0) * scale, the second (rare: an outlier x_0) with K + m.
-  for (bool refined = false;; refined = true) {
-    const B neg_k(-st.shift);
+  row_stats st{0.0f, to_float(x[0]), 0.0f, 1.0f, eps, false};
+  // At most three passes (rare rows only), written as one loop so the canonical sums are inlined
+  // once.
+  bool refined = false;
+  for (bool first = true;; first = false) {
+    const B neg_k(-st.shift), sc(st.scale);
     st.mean = canonical_sum<Arch, Interleaved>(x, cols,
                                                [&](B acc, B v, const M* keep) {
                                                  const B di = arch_impl::fma<Arch>(v, sc, neg_k);
@@ -260,17 +261,22 @@ row_stats layer_stats(const In* x, std::size_t cols, float eps, float scale) {
         c = xsimd::select(*keep, c, B(0.0f));
       return arch_impl::fma<Arch>(c, c, acc);
     });
+    // contract: the rescale is decided once, on the first statistics at scale 1.
+    if (first && needs_rescale<Arch>(st.sum, d, eps)) {
+      if (!all_finite_bits<Arch>(x, cols))
+        return st.nan_row = true, st;
+      const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
+      st.scale = o.scale;
+      st.eps = o.eps;
+      st.shift = to_float(x[0]) * o.scale;  // contract: K = f(x_0) * 2^-e
+      continue;
+    }
     // contract: refine once when m * m > 16 * (S / d): K = K + m (one fp32 add, scaled domain).
     if (refined || !shift_is_outlier<Arch>(st.mean, st.sum, d))
-      break;
+      return st;
+    refined = true;
     st.shift = st.shift + st.mean;
   }
-  if (scale != 1.0f || !needs_rescale<Arch>(st.sum, d, eps))
-    return st;
-  if (!all_finite_bits<Arch>(x, cols))
-    return st.nan_row = true, st;
-  const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
-  return layer_stats<Arch, Interleaved>(x, cols, o.eps, o.scale);
 }
 
 // Values read with step 0 in place of a null gamma or beta, so one loop serves every case:
@@ -446,7 +452,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
     for (std::size_t k = 0; k < n; ++k) {
       const In* xr = x + (r0 + k) * x_stride;
       st[k] = Op == op::rms_norm ? rms_stats<Arch, IL>(xr, cols, eps)
-                                 : layer_stats<Arch, IL>(xr, cols, eps, 1.0f);
+                                 : layer_stats<Arch, IL>(xr, cols, eps);
       sums[k] = st[k].sum;
       epss[k] = st[k].eps;
     }
