@@ -38,6 +38,7 @@ if(IS_ABSOLUTE "${_nk_pc_dir}")
   set(_nk_pc_prefix "${CMAKE_INSTALL_PREFIX}")
 else()
   file(RELATIVE_PATH _nk_pc_up "/r/${_nk_pc_dir}" "/r")  # relocatable: relative to the .pc file
+  string(REGEX REPLACE "/$" "" _nk_pc_up "${_nk_pc_up}")
   set(_nk_pc_prefix "\${pcfiledir}/${_nk_pc_up}")
 endif()
 foreach(_nk_dir INCLUDEDIR LIBDIR)
