@@ -2,14 +2,15 @@
 """normkit benchmark report: runs normkit_bench and turns its JSON into a table and a plot.
 
   report.py run --bench build/bench/bench/normkit_bench [--quick] [--out-dir DIR] [--work-dir DIR]
-  report.py report RESULTS.json [--out-dir DIR] [--slug NAME] [--no-plot] [--strict]
+  report.py report RESULTS.json[.xz] [--out-dir DIR] [--slug NAME] [--no-plot] [--strict]
 
 `run` pins the benchmark to one CPU (taskset -c 1 when there is a CPU 1), runs it with
 repetitions and writes the raw JSON, then does what `report` does: for every case it takes the
 median over the repetitions (CPU time), computes GB/s from the `bytes` counter, % of the copy roof
 measured in the same run for the same dtype and shape (the faster of memcpy and the streaming
 copy), and the speed-up over the naive loop and the Eigen expression of the same op, preset, dtype
-and shape; it writes <out-dir>/<cpu-slug>.md, .json (raw benchmark output) and .png, and prints
+and shape; it writes <out-dir>/<cpu-slug>.md, .json.xz (raw benchmark output, xz-compressed:
+~5 % of the size, so the repository and a shallow clone stay small) and .png, and prints
 the table. Quick mode (--quick or NORMKIT_BENCH_QUICK=1) runs only the llama preset with fewer
 repetitions and writes to <work-dir>/results-quick instead of <out-dir>.
 
@@ -19,6 +20,7 @@ python3-matplotlib) and is skipped with a message when it is missing.
 import argparse
 import datetime
 import json
+import lzma
 import os
 import re
 import resource
@@ -301,9 +303,14 @@ def plot(rows, roofs, path_png, title, preset):
     return True
 
 
+def load_raw(path):
+    """Google Benchmark JSON, plain or xz-compressed (the committed results are .json.xz)."""
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
+        return json.load(f)
+
+
 def make_report(raw_path, out_dir, slug=None, want_plot=True, plot_preset="llama", strict=False):
-    with open(raw_path) as f:
-        raw = json.load(f)
+    raw = load_raw(raw_path)
     cases, errors = load_cases(raw)
     if not cases:
         print(f"report.py: no benchmark cases in {raw_path}", file=sys.stderr)
@@ -313,10 +320,14 @@ def make_report(raw_path, out_dir, slug=None, want_plot=True, plot_preset="llama
     slug = slug or default_slug(raw.get("context", {}))
     os.makedirs(out_dir, exist_ok=True)
     md_path = os.path.join(out_dir, slug + ".md")
-    json_path = os.path.join(out_dir, slug + ".json")
+    json_path = os.path.join(out_dir, slug + ".json.xz")
     png_path = os.path.join(out_dir, slug + ".png")
     if os.path.abspath(raw_path) != os.path.abspath(json_path):
-        shutil.copyfile(raw_path, json_path)
+        if raw_path.endswith(".xz"):
+            shutil.copyfile(raw_path, json_path)
+        else:
+            with open(raw_path, "rb") as src, lzma.open(json_path, "wb", preset=9 | lzma.PRESET_EXTREME) as dst:
+                shutil.copyfileobj(src, dst)
     ctx = raw.get("context", {})
     plotted = False
     if want_plot:

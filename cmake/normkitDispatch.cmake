@@ -1,15 +1,17 @@
-# normkit_enable_dispatch(<target>): one binary for every CPU of the platform.
+# Runtime dispatch: one binary for every CPU of the platform.
 #
-# Compiles cmake/normkit_isa.cpp once per ISA with that ISA's flags (xsimd 8.1 holds one arch per
-# translation unit, TOOLCHAIN.md section 1), links the objects into <target> in ascending ISA
-# order, and defines NORMKIT_RUNTIME_DISPATCH for <target>'s sources so that the entry points
-# pick the best ISA the CPU supports once (capped by NORMKIT_ISA or normkit::set_isa()).
+# normkit::dispatch is a static library built from src/normkit_isa.cpp (cmake/normkit_isa.cpp in
+# the source tree) compiled once per ISA with that ISA's flags: xsimd 8.1 holds one arch per
+# translation unit. normkit::normkit links it and defines NORMKIT_RUNTIME_DISPATCH for the
+# consumer's sources, so that the entry points pick the best ISA the CPU supports once (capped
+# by NORMKIT_ISA, selected by normkit::set_isa()). On a platform without a SIMD ISA in the list
+# (neither x86-64 nor AArch64) normkit::normkit is the header-only scalar mode.
+#
+# Included by normkit's own CMakeLists.txt (builds the library) and by the installed
+# normkitConfig.cmake (the library is prebuilt; only normkit_enable_dispatch() is needed there).
 include_guard(GLOBAL)
 
-# The ISA translation unit sits beside this module, in the source tree and when installed.
-set_property(GLOBAL PROPERTY NORMKIT_ISA_SOURCE ${CMAKE_CURRENT_LIST_DIR}/normkit_isa.cpp)
-
-# The ISAs of the target platform: name, then compile flags.
+# The ISAs of the target platform, in ascending order.
 function(_normkit_isa_list out)
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
     set(${out} "avx2;avx512" PARENT_SCOPE)
@@ -20,6 +22,7 @@ function(_normkit_isa_list out)
   endif()
 endfunction()
 
+# The compile flags of one ISA's translation unit (README, "Without CMake", quotes them).
 function(_normkit_isa_flags isa out)
   if(isa STREQUAL "avx2")
     set(${out} -mavx2 -mfma -mf16c PARENT_SCOPE)
@@ -30,30 +33,48 @@ function(_normkit_isa_flags isa out)
   endif()
 endfunction()
 
+# Builds normkit_dispatch (exported as normkit::dispatch) and the INTERFACE target normkit
+# (normkit::normkit). Called once, by normkit's CMakeLists.txt.
+function(_normkit_add_dispatch_library isa_source)
+  add_library(normkit INTERFACE)
+  add_library(normkit::normkit ALIAS normkit)
+  target_link_libraries(normkit INTERFACE normkit_headers)
+  _normkit_isa_list(isas)
+  if(NOT isas)
+    message(STATUS "normkit: no SIMD ISA for ${CMAKE_SYSTEM_PROCESSOR}; normkit::normkit is the header-only scalar mode")
+    return()
+  endif()
+  # Vendored without install rules: built only when a target links normkit::normkit.
+  set(exclude ON)
+  if(NORMKIT_INSTALL)
+    set(exclude OFF)
+  endif()
+  set(objects "")
+  foreach(isa IN LISTS isas)
+    set(obj normkit_isa_${isa})  # the symbol test (tests/CMakeLists.txt) reads these objects
+    add_library(${obj} OBJECT ${isa_source})
+    _normkit_isa_flags(${isa} flags)
+    string(TOUPPER ${isa} ISA)
+    target_compile_definitions(${obj} PRIVATE NORMKIT_ISA_TU_${ISA})
+    target_compile_options(${obj} PRIVATE ${flags})
+    target_link_libraries(${obj} PRIVATE normkit_headers)
+    set_target_properties(${obj} PROPERTIES POSITION_INDEPENDENT_CODE ON  # usable in shared libraries
+      EXCLUDE_FROM_ALL ${exclude})
+    list(APPEND objects $<TARGET_OBJECTS:${obj}>)
+  endforeach()
+  add_library(normkit_dispatch STATIC ${objects})
+  add_library(normkit::dispatch ALIAS normkit_dispatch)
+  set_target_properties(normkit_dispatch PROPERTIES EXPORT_NAME dispatch LINKER_LANGUAGE CXX
+    EXCLUDE_FROM_ALL ${exclude})
+  target_link_libraries(normkit INTERFACE normkit_dispatch)
+  target_compile_definitions(normkit INTERFACE NORMKIT_RUNTIME_DISPATCH)
+endfunction()
+
+# normkit_enable_dispatch(<target>): the 0.1 spelling of runtime dispatch, kept for existing
+# build files. normkit::normkit brings it now; this only links that target.
 function(normkit_enable_dispatch target)
   if(NOT TARGET normkit::normkit)
     message(FATAL_ERROR "normkit_enable_dispatch: normkit::normkit is not defined")
   endif()
-  if(NOT TARGET xsimd)
-    message(FATAL_ERROR "normkit_enable_dispatch: the SIMD paths need xsimd ${NORMKIT_XSIMD_MIN_VERSION} or newer "
-                        "(install it, or set xsimd_DIR or NORMKIT_XSIMD_INCLUDE_DIR); without it normkit::normkit "
-                        "is the scalar reference")
-  endif()
-  get_property(isa_source GLOBAL PROPERTY NORMKIT_ISA_SOURCE)
-  _normkit_isa_list(isas)
-  foreach(isa IN LISTS isas)
-    set(obj normkit_isa_${isa})  # compiled once, shared by every target that asks
-    if(NOT TARGET ${obj})
-      add_library(${obj} OBJECT ${isa_source})
-      _normkit_isa_flags(${isa} flags)
-      string(TOUPPER ${isa} ISA)
-      target_compile_definitions(${obj} PRIVATE NORMKIT_ISA_TU_${ISA})
-      target_compile_options(${obj} PRIVATE ${flags})
-      target_link_libraries(${obj} PRIVATE normkit::normkit)
-      set_target_properties(${obj} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-    endif()
-    target_sources(${target} PRIVATE $<TARGET_OBJECTS:${obj}>)
-  endforeach()
-  target_compile_definitions(${target} PRIVATE NORMKIT_RUNTIME_DISPATCH)
   target_link_libraries(${target} PRIVATE normkit::normkit)
 endfunction()

@@ -1,7 +1,7 @@
-// normkit runtime dispatch: one translation unit, compiled once per ISA with that ISA's flags by
-// normkit_enable_dispatch(). It defines only isa_table_<isa>(); every kernel it instantiates is
-// templated on the xsimd arch, so nothing here can replace a baseline symbol (TOOLCHAIN.md, X2;
-// test_isa_symbols checks the object files).
+// normkit runtime dispatch: one translation unit, compiled once per ISA with that ISA's flags into
+// normkit::dispatch (cmake/normkitDispatch.cmake; by hand: README, Without CMake). It defines only
+// isa_table_<isa>(); every kernel it instantiates is templated on the xsimd arch, so nothing here
+// can replace a baseline symbol (TOOLCHAIN.md, X2; test_isa_symbols checks the object files).
 #include <normkit/detail/table_impl.hpp>
 
 #if defined(NORMKIT_ISA_TU_AVX512)

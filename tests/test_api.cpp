@@ -1,5 +1,6 @@
-// Public API behaviour (DESIGN.md, "Public API"): every argument error returns
-// status::invalid_argument and touches nothing; rows == 0 / cols == 0 are no-ops; in place equals
+// Public API behaviour (DESIGN.md, "Public API"): every argument error returns the status of its
+// class (null_pointer, invalid_stride, invalid_eps, misaligned_pointer, size_overflow,
+// overlapping_output) and touches nothing; rows == 0 / cols == 0 are no-ops; in place equals
 // out of place; strided rows leave the gaps alone and give the contiguous bits; the nullptr
 // gamma / beta overloads mean "gain 1" / "no bias"; normkit::convert's argument checks;
 // to_string(status). Run through every ISA, since in-place, strides and null gains reach the
@@ -11,6 +12,7 @@
 #include <cstring>      // std::memset, std::memcmp
 #include <functional>   // std::function
 #include <limits>       // std::numeric_limits
+#include <set>          // std::set
 #include <string>       // std::string
 #include <type_traits>  // std::is_same
 #include <vector>       // std::vector
@@ -137,27 +139,29 @@ void check_argument_errors(isa i) {
     std::function<void(placement&)> edit;
     status want;
   };
-  const status bad = status::invalid_argument, ok = status::ok;
+  const status ok = status::ok, null = status::null_pointer, stride = status::invalid_stride,
+               bad_eps = status::invalid_eps, overlap = status::overlapping_output,
+               overflow = status::size_overflow, misaligned = status::misaligned_pointer;
   std::vector<edit_case> cases = {
       // contract: a null pointer with non-zero sizes (null gamma / beta mean no gain / no bias).
-      {"null x", [](P p) { p.x = null_ptr; }, bad},
-      {"null y", [](P p) { p.y = null_ptr; }, bad},
+      {"null x", [](P p) { p.x = null_ptr; }, null},
+      {"null y", [](P p) { p.y = null_ptr; }, null},
       {"null gamma", [](P p) { p.g = null_ptr; }, ok},
       {"null beta", [](P p) { p.b = null_ptr; }, ok},
       // contract: a stride smaller than cols (or negative: a size_t that wraps).
-      {"x_stride < cols", [](P p) { p.xs = p.cols - 1; }, bad},
-      {"y_stride < cols", [](P p) { p.ys = p.cols - 1; }, bad},
-      {"x_stride 0", [](P p) { p.xs = 0; }, bad},
-      {"y_stride 0", [](P p) { p.ys = 0; }, bad},
-      {"x_stride -1 as size_t", [](P p) { p.xs = SIZE_MAX; }, bad},
-      {"y_stride -1 as size_t", [](P p) { p.ys = SIZE_MAX; }, bad},
+      {"x_stride < cols", [](P p) { p.xs = p.cols - 1; }, stride},
+      {"y_stride < cols", [](P p) { p.ys = p.cols - 1; }, stride},
+      {"x_stride 0", [](P p) { p.xs = 0; }, stride},
+      {"y_stride 0", [](P p) { p.ys = 0; }, stride},
+      {"x_stride -1 as size_t", [](P p) { p.xs = SIZE_MAX; }, overflow},
+      {"y_stride -1 as size_t", [](P p) { p.ys = SIZE_MAX; }, overflow},
       // contract: eps negative / NaN / Inf. Zero (either sign) and the largest finite float are fine.
-      {"eps -1e-6", [](P p) { p.eps = -1e-6f; }, bad},
-      {"eps -denorm_min", [](P p) { p.eps = -std::numeric_limits<float>::denorm_min(); }, bad},
-      {"eps NaN", [](P p) { p.eps = std::numeric_limits<float>::quiet_NaN(); }, bad},
-      {"eps -NaN", [](P p) { p.eps = -std::numeric_limits<float>::quiet_NaN(); }, bad},
-      {"eps +Inf", [](P p) { p.eps = std::numeric_limits<float>::infinity(); }, bad},
-      {"eps -Inf", [](P p) { p.eps = -std::numeric_limits<float>::infinity(); }, bad},
+      {"eps -1e-6", [](P p) { p.eps = -1e-6f; }, bad_eps},
+      {"eps -denorm_min", [](P p) { p.eps = -std::numeric_limits<float>::denorm_min(); }, bad_eps},
+      {"eps NaN", [](P p) { p.eps = std::numeric_limits<float>::quiet_NaN(); }, bad_eps},
+      {"eps -NaN", [](P p) { p.eps = -std::numeric_limits<float>::quiet_NaN(); }, bad_eps},
+      {"eps +Inf", [](P p) { p.eps = std::numeric_limits<float>::infinity(); }, bad_eps},
+      {"eps -Inf", [](P p) { p.eps = -std::numeric_limits<float>::infinity(); }, bad_eps},
       {"eps 0", [](P p) { p.eps = 0.0f; }, ok},
       {"eps -0", [](P p) { p.eps = -0.0f; }, ok},
       {"eps FLT_MAX", [](P p) { p.eps = std::numeric_limits<float>::max(); }, ok},
@@ -165,41 +169,42 @@ void check_argument_errors(isa i) {
       {"element offsets, no vector alignment",
        [&](P p) { p.x += a_in, p.y += a_out, p.g += a_w, p.b += 3 * a_w; }, ok},
       // contract: outputs that partially overlap inputs or gains.
-      {"y starts inside x", [](P p) { p.y = p.x + 4; }, bad},
-      {"y ends inside x", [&](P p) { p.y = p.x - ix(yb) + 4; }, bad},
-      {"x starts inside y", [](P p) { p.x = p.y + 4; }, bad},
+      {"y starts inside x", [](P p) { p.y = p.x + 4; }, overlap},
+      {"y ends inside x", [&](P p) { p.y = p.x - ix(yb) + 4; }, overlap},
+      {"x starts inside y", [](P p) { p.x = p.y + 4; }, overlap},
       {"y right after x", [&](P p) { p.y = p.x + round_up(xb, alignof(Out)); }, ok},
       {"x right after y", [&](P p) { p.x = p.y + round_up(yb, alignof(In)); }, ok},
-      {"gamma at y", [](P p) { p.g = p.y; }, bad},
-      {"gamma inside y", [](P p) { p.g = p.y + 4; }, bad},
-      {"y's last element overlaps gamma[0]", [&](P p) { p.y = p.g - ix(yb) + a_out; }, bad},
+      {"gamma at y", [](P p) { p.g = p.y; }, overlap},
+      {"gamma inside y", [](P p) { p.g = p.y + 4; }, overlap},
+      {"y's last element overlaps gamma[0]", [&](P p) { p.y = p.g - ix(yb) + a_out; }, overlap},
       {"gamma right after y", [&](P p) { p.g = p.y + round_up(yb, alignof(W)); }, ok},
       {"y right after gamma", [&](P p) { p.y = p.g + round_up(gb, alignof(Out)); }, ok},
       {"gamma aliasing x (both only read)", [](P p) { p.g = p.x; }, ok},
       // contract: y at x's address with a different element type or stride; the same type and
       // stride is in place.
-      {"y == x", [](P p) { p.y = p.x; }, same_type ? ok : bad},
-      {"y == x, y_stride > x_stride", [](P p) { p.y = p.x, p.ys = p.cols + 1; }, bad},
-      {"y == x, x_stride > y_stride", [](P p) { p.y = p.x, p.xs = p.cols + 1; }, bad},
+      {"y == x", [](P p) { p.y = p.x; }, same_type ? ok : overlap},
+      {"y == x, y_stride > x_stride", [](P p) { p.y = p.x, p.ys = p.cols + 1; }, overlap},
+      {"y == x, x_stride > y_stride", [](P p) { p.y = p.x, p.xs = p.cols + 1; }, overlap},
       // Size overflow: (rows - 1) * stride + cols does not fit (a wrapped value would look tiny).
       {"(rows-1)*stride wraps to 0",
-       [](P p) { p.rows = (std::size_t{1} << 32) + 1, p.xs = p.ys = std::size_t{1} << 32, p.cols = 1; }, bad},
-      {"(rows-1)*x_stride + cols wraps", [](P p) { p.rows = 2, p.cols = 5, p.xs = SIZE_MAX - 1; }, bad},
-      {"(rows-1)*y_stride + cols wraps", [](P p) { p.rows = 2, p.cols = 5, p.ys = SIZE_MAX - 1; }, bad},
-      {"cols * sizeof wraps", [](P p) { p.rows = 1, p.cols = p.xs = p.ys = SIZE_MAX / 2 + 2; }, bad},
+       [](P p) { p.rows = (std::size_t{1} << 32) + 1, p.xs = p.ys = std::size_t{1} << 32, p.cols = 1; },
+       overflow},
+      {"(rows-1)*x_stride + cols wraps", [](P p) { p.rows = 2, p.cols = 5, p.xs = SIZE_MAX - 1; }, overflow},
+      {"(rows-1)*y_stride + cols wraps", [](P p) { p.rows = 2, p.cols = 5, p.ys = SIZE_MAX - 1; }, overflow},
+      {"cols * sizeof wraps", [](P p) { p.rows = 1, p.cols = p.xs = p.ys = SIZE_MAX / 2 + 2; }, overflow},
   };
   for (std::ptrdiff_t off = 1; off < a_in; ++off)
-    cases.push_back({"x misaligned by " + std::to_string(off), [=](P p) { p.x += off; }, bad});
+    cases.push_back({"x misaligned by " + std::to_string(off), [=](P p) { p.x += off; }, misaligned});
   for (std::ptrdiff_t off = 1; off < a_out; ++off)
-    cases.push_back({"y misaligned by " + std::to_string(off), [=](P p) { p.y += off; }, bad});
+    cases.push_back({"y misaligned by " + std::to_string(off), [=](P p) { p.y += off; }, misaligned});
   for (std::ptrdiff_t off = 1; off < a_w; ++off)
-    cases.push_back({"gamma misaligned by " + std::to_string(off), [=](P p) { p.g += off; }, bad});
+    cases.push_back({"gamma misaligned by " + std::to_string(off), [=](P p) { p.g += off; }, misaligned});
   if (Api::has_beta) {
     for (std::ptrdiff_t off = 1; off < a_w; ++off)
-      cases.push_back({"beta misaligned by " + std::to_string(off), [=](P p) { p.b += off; }, bad});
-    cases.push_back({"beta at y", [](P p) { p.b = p.y; }, bad});
-    cases.push_back({"beta inside y", [](P p) { p.b = p.y + 4; }, bad});
-    cases.push_back({"y's last element overlaps beta[0]", [&](P p) { p.y = p.b - ix(yb) + a_out; }, bad});
+      cases.push_back({"beta misaligned by " + std::to_string(off), [=](P p) { p.b += off; }, misaligned});
+    cases.push_back({"beta at y", [](P p) { p.b = p.y; }, overlap});
+    cases.push_back({"beta inside y", [](P p) { p.b = p.y + 4; }, overlap});
+    cases.push_back({"y's last element overlaps beta[0]", [&](P p) { p.y = p.b - ix(yb) + a_out; }, overlap});
     cases.push_back({"beta right after y", [&](P p) { p.b = p.y + round_up(yb, alignof(W)); }, ok});
     cases.push_back({"beta aliasing gamma", [](P p) { p.b = p.g; }, ok});
   }
@@ -218,7 +223,7 @@ void check_argument_errors(isa i) {
 
 class Api : public ::testing::TestWithParam<isa> {};
 
-TEST_P(Api, ArgumentErrorsReturnInvalidAndTouchNothing) {
+TEST_P(Api, ArgumentErrorsReturnTheirStatusAndTouchNothing) {
   NORMKIT_USE_ISA(GetParam());
   const isa i = GetParam();
   check_argument_errors<rms_api<normkit::llama, float, float, float>>(i);
@@ -524,7 +529,7 @@ TEST_P(Api, NoBiasKeepsTheSignOfAZeroProduct) {
   }
 }
 
-// ---- normkit::convert: the same argument rules ----
+// ---- normkit::convert: the same argument rules, minus eps and strides (its own check) ----
 
 template <class Src, class Dst>
 void check_convert_errors(isa i) {
@@ -550,25 +555,25 @@ void check_convert_errors(isa i) {
       EXPECT_FALSE(a.same_as(before)) << tag << "a valid call wrote nothing";
     }
   }
-  run(null_ptr, 8192, n, status::invalid_argument, "null src");
-  run(4096, null_ptr, n, status::invalid_argument, "null dst");
+  run(null_ptr, 8192, n, status::null_pointer, "null src");
+  run(4096, null_ptr, n, status::null_pointer, "null dst");
   run(null_ptr, null_ptr, 0, status::ok, "n = 0 with nulls");
   run(4096, 8192, 0, status::ok, "n = 0");
   for (std::ptrdiff_t off = 1; off < static_cast<std::ptrdiff_t>(sizeof(Src)); ++off)
-    run(4096 + off, 8192, n, status::invalid_argument, "misaligned src");
+    run(4096 + off, 8192, n, status::misaligned_pointer, "misaligned src");
   for (std::ptrdiff_t off = 1; off < static_cast<std::ptrdiff_t>(sizeof(Dst)); ++off)
-    run(4096, 8192 + off, n, status::invalid_argument, "misaligned dst");
-  run(4096, 4096 + 4, n, status::invalid_argument, "dst starts inside src");
-  run(4096 + 4, 4096, n, status::invalid_argument, "src starts inside dst");
-  run(4096, 4096 - db + static_cast<std::ptrdiff_t>(sizeof(Dst)), n, status::invalid_argument,
+    run(4096, 8192 + off, n, status::misaligned_pointer, "misaligned dst");
+  run(4096, 4096 + 4, n, status::overlapping_output, "dst starts inside src");
+  run(4096 + 4, 4096, n, status::overlapping_output, "src starts inside dst");
+  run(4096, 4096 - db + static_cast<std::ptrdiff_t>(sizeof(Dst)), n, status::overlapping_output,
       "dst's last element overlaps src[0]");
   run(4096, 4096 + round_up(static_cast<std::size_t>(sb), alignof(Dst)), n, status::ok,
       "dst right after src");
   run(4096 + round_up(static_cast<std::size_t>(db), alignof(Src)), 4096, n, status::ok,
       "src right after dst");
-  run(4096, 4096, n, std::is_same<Src, Dst>::value ? status::ok : status::invalid_argument,
+  run(4096, 4096, n, std::is_same<Src, Dst>::value ? status::ok : status::overlapping_output,
       "dst == src (in place only for equal types)");
-  run(4096, 8192, SIZE_MAX / 2 + 2, status::invalid_argument, "n * sizeof wraps");
+  run(4096, 8192, SIZE_MAX / 2 + 2, status::size_overflow, "n * sizeof wraps");
 }
 
 // In place (dst == src, same type) gives the out-of-place bits.
@@ -601,9 +606,56 @@ INSTANTIATE_TEST_SUITE_P(Isa, Api, ::testing::ValuesIn(all_isas()), isa_param_na
 TEST(Status, ToStringNamesEveryValue) {
   static_assert(normkit::to_string(status::ok)[0] == 'o', "usable in constant expressions");
   EXPECT_STREQ(normkit::to_string(status::ok), "ok");
-  EXPECT_STREQ(normkit::to_string(status::invalid_argument), "invalid_argument");
-  EXPECT_STREQ(normkit::to_string(status::unsupported_isa), "unsupported_isa");
   EXPECT_EQ(static_cast<int>(status::ok), 0);  // `if (s != status::ok)` and `!static_cast<int>(s)` agree
+  // Each class: its own value, a message that starts with the enumerator's name and says what to
+  // pass instead (the phrase after the name), and is_invalid_argument() for argument errors.
+  struct row {
+    status s;
+    const char* name;
+    const char* advice;
+    bool argument_error;
+  };
+  const row rows[] = {
+      {status::null_pointer, "null_pointer", "pass valid buffers or zero sizes", true},
+      {status::invalid_stride, "invalid_stride", "pass a stride >= cols", true},
+      {status::size_overflow, "size_overflow", "check rows, cols and the strides", true},
+      {status::invalid_eps, "invalid_eps", "pass a finite eps >= 0", true},
+      {status::misaligned_pointer, "misaligned_pointer", "pass element-aligned pointers", true},
+      {status::overlapping_output, "overlapping_output", "use a separate output buffer", true},
+      {status::unsupported_isa, "unsupported_isa", "nothing was changed", false},
+      {status::isa_above_ceiling, "isa_above_ceiling", "unset or raise NORMKIT_ISA", false},
+  };
+  std::set<int> values{0};
+  for (const row& r : rows) {
+    const std::string text = normkit::to_string(r.s);
+    EXPECT_EQ(text.rfind(std::string(r.name) + ": ", 0), 0u) << text;
+    EXPECT_NE(text.find(r.advice), std::string::npos) << text;
+    EXPECT_EQ(normkit::is_invalid_argument(r.s), r.argument_error) << r.name;
+    EXPECT_TRUE(values.insert(static_cast<int>(r.s)).second) << r.name << " shares a value";
+  }
+  EXPECT_FALSE(normkit::is_invalid_argument(status::ok));
+  EXPECT_STREQ(normkit::to_string(static_cast<status>(99)), "unknown status");
+}
+
+// The 0.1 enumerator still compiles (with a deprecation warning, silenced here), keeps its value,
+// is never returned, and is_invalid_argument() is the replacement for comparing against it.
+TEST(Status, DeprecatedInvalidArgumentStillCompiles) {
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+  const status legacy = status::invalid_argument;
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+  EXPECT_EQ(static_cast<int>(legacy), 1);
+  EXPECT_TRUE(normkit::is_invalid_argument(legacy));
+  EXPECT_EQ(std::string(normkit::to_string(legacy)).rfind("invalid_argument: ", 0), 0u);
+  const float x[4] = {1, 2, 3, 4};
+  float y[4];
+  const status s = normkit::rms_norm<normkit::llama>(x, static_cast<const float*>(nullptr), y, 1, 4, -1.0f);
+  EXPECT_EQ(s, status::invalid_eps);
+  EXPECT_NE(static_cast<int>(s), static_cast<int>(legacy));
 }
 
 }  // namespace

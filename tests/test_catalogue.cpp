@@ -409,7 +409,7 @@ TEST_P(Catalogue, Fp16OutputOverflow) {
 template <class F>
 void expect_rejected_untouched(F call, const char* what) {
   std::vector<float> x(16, 1.0f), y(16, 42.0f);
-  EXPECT_EQ(call(x.data(), y.data()), status::invalid_argument) << what;
+  EXPECT_EQ(call(x.data(), y.data()), status::invalid_eps) << what;
   for (float v : y)
     ASSERT_EQ(bits(v), bits(42.0f)) << what << ": output touched";
 }
@@ -695,12 +695,12 @@ TEST_P(Catalogue, InPlace) {
   });
 }
 
-// ---- Malformed calls: rejected with invalid_argument, nothing touched.
+// ---- Malformed calls: rejected with the status of their class, nothing touched.
 
 template <class F>
-void expect_untouched_after(F call, std::vector<float>& mem, const char* what) {
+void expect_untouched_after(status want, F call, std::vector<float>& mem, const char* what) {
   const std::vector<float> before = mem;
-  EXPECT_EQ(call(), status::invalid_argument) << what;
+  EXPECT_EQ(call(), want) << what;
   EXPECT_SAME_BITS(mem, before, std::string(what) + ": memory touched");
 }
 
@@ -716,28 +716,37 @@ TEST_P(Catalogue, PartialOverlap) {
   float* x = mem.data();
   float* g = mem.data() + 2 * rows * cols;
   float* b = g + cols;
-  expect_untouched_after([&] { return normkit::rms_norm<normkit::pytorch>(x, g, x + 1, rows, cols, eps); },
-                         mem, "y = x + 1");
-  expect_untouched_after([&] { return normkit::rms_norm<normkit::pytorch>(x + 5, g, x, rows, cols, eps); },
-                         mem, "y = x - 5");
   expect_untouched_after(
+      status::overlapping_output,
+      [&] { return normkit::rms_norm<normkit::pytorch>(x, g, x + 1, rows, cols, eps); }, mem, "y = x + 1");
+  expect_untouched_after(
+      status::overlapping_output,
+      [&] { return normkit::rms_norm<normkit::pytorch>(x + 5, g, x, rows, cols, eps); }, mem, "y = x - 5");
+  expect_untouched_after(
+      status::overlapping_output,
       [&] { return normkit::rms_norm<normkit::pytorch>(x, g, x + rows * cols - 1, rows, cols, eps); }, mem,
       "y starts at x's last element");
-  expect_untouched_after([&] { return normkit::rms_norm<normkit::pytorch>(x, g, g + 3, 1, cols, eps); }, mem,
-                         "y in gamma");
-  expect_untouched_after([&] { return normkit::layer_norm<normkit::pytorch>(x, g, b, b - 4, 1, cols, eps); },
-                         mem, "y in beta");
   expect_untouched_after(
+      status::overlapping_output,
+      [&] { return normkit::rms_norm<normkit::pytorch>(x, g, g + 3, 1, cols, eps); }, mem, "y in gamma");
+  expect_untouched_after(
+      status::overlapping_output,
+      [&] { return normkit::layer_norm<normkit::pytorch>(x, g, b, b - 4, 1, cols, eps); }, mem, "y in beta");
+  expect_untouched_after(
+      status::overlapping_output,
       [&] { return normkit::rms_norm<normkit::pytorch>(x, g, x, rows, cols, eps, cols, cols + 1); }, mem,
       "y == x, other stride");
   expect_untouched_after(
+      status::overlapping_output,
       [&] { return normkit::rms_norm<normkit::pytorch>(x, g, x + cols, 2, cols, eps, 2 * cols, 2 * cols); },
       mem, "y interleaved in x's gaps");
   expect_untouched_after(
+      status::overlapping_output,
       [&] { return normkit::rms_norm<normkit::pytorch>(x, g, reinterpret_cast<bf16*>(x), rows, cols, eps); },
       mem, "y == x as bf16");
-  expect_untouched_after([&] { return normkit::convert(x, reinterpret_cast<fp16*>(x + 1), cols); }, mem,
-                         "convert: dst inside src");
+  expect_untouched_after(
+      status::overlapping_output, [&] { return normkit::convert(x, reinterpret_cast<fp16*>(x + 1), cols); },
+      mem, "convert: dst inside src");
   // Inputs may alias each other (they are only read): gamma == beta == x is fine.
   std::vector<float> y(cols);
   EXPECT_EQ(normkit::layer_norm<normkit::pytorch>(x, x, x, y.data(), 1, cols, eps), status::ok);
@@ -754,16 +763,15 @@ TEST_P(Catalogue, NullPointers) {
   x[3] = 0.0f;  // n = 0: tells +0 bias (0 * g + 0 = +0) from no bias (0 * g = -0 for g < 0)
   std::vector<float> y(cols, 42.0f);
   const float* none = nullptr;
-  EXPECT_EQ(normkit::rms_norm<normkit::pytorch>(none, none, y.data(), 1, cols, eps),
-            status::invalid_argument);
+  EXPECT_EQ(normkit::rms_norm<normkit::pytorch>(none, none, y.data(), 1, cols, eps), status::null_pointer);
   EXPECT_EQ(normkit::layer_norm<normkit::pytorch>(none, none, none, y.data(), 1, cols, eps),
-            status::invalid_argument);
+            status::null_pointer);
   for (float v : y)
     ASSERT_EQ(bits(v), bits(42.0f)) << "touched after null x";
   EXPECT_EQ(normkit::rms_norm<normkit::pytorch>(x.data(), none, static_cast<float*>(nullptr), 1, cols, eps),
-            status::invalid_argument);
-  EXPECT_EQ(normkit::convert(x.data(), static_cast<bf16*>(nullptr), cols), status::invalid_argument);
-  EXPECT_EQ(normkit::convert(static_cast<const bf16*>(nullptr), y.data(), cols), status::invalid_argument);
+            status::null_pointer);
+  EXPECT_EQ(normkit::convert(x.data(), static_cast<bf16*>(nullptr), cols), status::null_pointer);
+  EXPECT_EQ(normkit::convert(static_cast<const bf16*>(nullptr), y.data(), cols), status::null_pointer);
 
   const std::vector<float> ones(cols, 1.0f), neg_zero(cols, -0.0f), neg(cols, -2.0f);
   std::vector<float> a(cols), b(cols);
@@ -789,12 +797,15 @@ TEST_P(Catalogue, StrideSmallerThanCols) {
   float* y = mem.data() + 2 * cols;
   for (std::size_t rows : {1u, 2u}) {
     expect_untouched_after(
+        status::invalid_stride,
         [&] { return normkit::rms_norm<normkit::pytorch>(x, nullptr, y, rows, cols, eps, cols - 1, cols); },
         mem, "x_stride = cols - 1");
     expect_untouched_after(
+        status::invalid_stride,
         [&] { return normkit::rms_norm<normkit::pytorch>(x, nullptr, y, rows, cols, eps, cols, cols - 1); },
         mem, "y_stride = cols - 1");
     expect_untouched_after(
+        status::invalid_stride,
         [&] {
           return normkit::layer_norm<normkit::pytorch>(x, nullptr, nullptr, y, rows, cols, eps, 0, cols);
         },
@@ -811,15 +822,19 @@ TEST_P(Catalogue, MisalignedPointer) {
   float* y_odd = reinterpret_cast<float*>(base + 128 + 1);
   const bf16* xb_odd = reinterpret_cast<const bf16*>(base + 1);
   expect_untouched_after(
+      status::misaligned_pointer,
       [&] { return normkit::rms_norm<normkit::pytorch>(x_odd, nullptr, mem.data() + 32, 1, 8, eps); }, mem,
       "x misaligned");
   expect_untouched_after(
+      status::misaligned_pointer,
       [&] { return normkit::rms_norm<normkit::pytorch>(mem.data(), nullptr, y_odd, 1, 8, eps); }, mem,
       "y misaligned");
   expect_untouched_after(
+      status::misaligned_pointer,
       [&] { return normkit::rms_norm<normkit::pytorch>(xb_odd, nullptr, mem.data() + 32, 1, 8, eps); }, mem,
       "bf16 x misaligned");
   expect_untouched_after(
+      status::misaligned_pointer,
       [&] { return normkit::rms_norm<normkit::pytorch>(mem.data(), x_odd, mem.data() + 32, 1, 8, eps); }, mem,
       "gamma misaligned");
 }
@@ -830,19 +845,24 @@ TEST_P(Catalogue, SizeOverflow) {
   std::vector<float> mem(64, 1.0f);
   float* x = mem.data();
   float* y = mem.data() + 32;
-  expect_untouched_after([&] { return normkit::rms_norm<normkit::pytorch>(x, nullptr, y, SIZE_MAX, 8, eps); },
-                         mem, "rows = SIZE_MAX");
   expect_untouched_after(
+      status::size_overflow,
+      [&] { return normkit::rms_norm<normkit::pytorch>(x, nullptr, y, SIZE_MAX, 8, eps); }, mem,
+      "rows = SIZE_MAX");
+  expect_untouched_after(
+      status::size_overflow,
       [&] { return normkit::rms_norm<normkit::pytorch>(x, nullptr, y, 2, 8, eps, SIZE_MAX / 4 + 1, 8); }, mem,
       "x_stride * 4 wraps");
   expect_untouched_after(
+      status::size_overflow,
       [&] {
         return normkit::rms_norm<normkit::pytorch>(x, nullptr, y, 1, SIZE_MAX / 2, eps, SIZE_MAX / 2,
                                                    SIZE_MAX / 2);
       },
       mem, "cols = SIZE_MAX / 2");
-  expect_untouched_after([&] { return normkit::convert(x, y, SIZE_MAX / 4 + 1); }, mem,
-                         "convert n * 4 wraps");
+  expect_untouched_after(
+      status::size_overflow, [&] { return normkit::convert(x, y, SIZE_MAX / 4 + 1); }, mem,
+      "convert n * 4 wraps");
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, Catalogue, ::testing::ValuesIn(all_isas()), isa_param_name);

@@ -1,18 +1,27 @@
 // normkit: which ISA path runs.
 //
-// Static mode (default, pure header-only): the entry points use the best arch the including
-// translation unit is compiled for (-mavx2 -mfma -mf16c / -march=x86-64-v3 -> AVX2,
-// -march=x86-64-v4 -> AVX-512, AArch64 -> NEON, otherwise the scalar reference).
-// Runtime mode (NORMKIT_RUNTIME_DISPATCH, set by the CMake function normkit_enable_dispatch()):
-// per-ISA translation units are compiled with their own flags and the best ISA the CPU supports
-// is picked once, capped by the environment variable NORMKIT_ISA=scalar|avx2|avx512|neon (read
-// once; an unknown value is ignored) and by set_isa(). Every path returns the same bits, so the
-// choice changes speed only.
+// Runtime mode (NORMKIT_RUNTIME_DISPATCH; the CMake target normkit::normkit defines it and links
+// the per-ISA kernels): the best ISA the CPU supports is picked once. Static mode (the
+// header-only target normkit::headers, or a plain include without the define): the entry points
+// use the best arch the including translation unit is compiled for (-mavx2 -mfma -mf16c /
+// -march=x86-64-v3 -> AVX2, -march=x86-64-v4 -> AVX-512, AArch64 -> NEON, otherwise the scalar
+// reference, which abi.hpp warns about).
+//
+// Selection, one rule for both modes (each configuration of the library keeps its own state):
+// - NORMKIT_ISA=scalar|avx2|avx512|neon (any case, read once per process) is the operator's
+//   ceiling: the process starts on the best runnable ISA not above it, so asking for an ISA the
+//   CPU lacks falls back to the best one below it and never crashes. An ISA of another platform
+//   leaves the scalar path. Any other non-empty value is ignored (no ceiling), reported once on
+//   stderr and by isa_environment_error().
+// - set_isa(i) selects exactly i when i is runnable (isa_available) and not above the ceiling;
+//   otherwise it returns unsupported_isa or isa_above_ceiling and changes nothing.
+// Every path returns the same bits, so the choice changes speed only.
 #pragma once
 
 #include <atomic>   // std::atomic
+#include <cstddef>  // std::size_t
+#include <cstdio>   // std::fprintf, std::snprintf
 #include <cstdlib>  // std::getenv
-#include <cstring>  // std::strcmp
 
 #include "detail/abi.hpp"
 #include "detail/cpu.hpp"
@@ -91,27 +100,58 @@ inline isa best_up_to(isa cap) {
   return isa::scalar;
 }
 
+// ASCII case-insensitive match of the whole string: NORMKIT_ISA=AVX2 means avx2.
 inline bool parse_isa(const char* s, isa& out) {
   const isa all[] = {isa::scalar, isa::avx2, isa::avx512, isa::neon};
-  for (isa i : all)
-    if (s && std::strcmp(s, to_string(i)) == 0)
+  for (isa i : all) {
+    const char* name = to_string(i);
+    std::size_t k = 0;
+    while (s[k] != '\0' && name[k] != '\0' &&
+           (s[k] == name[k] || (s[k] >= 'A' && s[k] <= 'Z' && s[k] - 'A' + 'a' == name[k])))
+      ++k;
+    if (s[k] == '\0' && name[k] == '\0')
       return out = i, true;
+  }
   return false;
 }
 
-inline isa initial_isa() {
-  isa cap = isa::avx512;
+// NORMKIT_ISA, read once per process (per configuration).
+struct isa_environment {
+  isa ceiling = isa::avx512;  // no ceiling: the highest ISA of the platform
+  char error[160] = {};       // empty unless the value was not understood
+};
+
+inline isa_environment read_isa_environment() {
+  isa_environment env;
 #if defined(__aarch64__)
-  cap = isa::neon;
+  env.ceiling = isa::neon;
 #endif
-  isa env;
-  if (parse_isa(std::getenv("NORMKIT_ISA"), env))
-    cap = env;
-  return best_up_to(cap);
+  const char* value = std::getenv("NORMKIT_ISA");
+  if (value == nullptr || value[0] == '\0')
+    return env;
+  if (parse_isa(value, env.ceiling))
+    return env;
+  std::snprintf(env.error, sizeof env.error,
+                "normkit: NORMKIT_ISA=\"%.40s\" is not scalar, avx2, avx512 or neon; ignored (no ceiling)",
+                value);
+  std::fprintf(stderr, "%s\n", env.error);
+  return env;
+}
+
+inline const isa_environment& isa_env() {
+  static const isa_environment env = read_isa_environment();
+  return env;
+}
+
+// Not above the ceiling: scalar always; otherwise the same family (x86 or NEON) and not higher.
+inline bool within_ceiling(isa i) {
+  const isa cap = isa_env().ceiling;
+  return i == isa::scalar ||
+         ((i == isa::neon) == (cap == isa::neon) && static_cast<int>(i) <= static_cast<int>(cap));
 }
 
 inline std::atomic<int>& isa_state() {
-  static std::atomic<int> state{static_cast<int>(initial_isa())};
+  static std::atomic<int> state{static_cast<int>(best_up_to(isa_env().ceiling))};
   return state;
 }
 
@@ -122,18 +162,35 @@ inline isa active_isa() {
   return static_cast<isa>(impl::isa_state().load(std::memory_order_relaxed));
 }
 
-// Whether `i` can run here: compiled into this configuration and supported by the CPU.
+// Whether `i` can run here: compiled into this configuration and supported by the CPU (the
+// NORMKIT_ISA ceiling is not considered; see isa_ceiling()).
 inline bool isa_available(isa i) {
   return impl::runnable(i);
 }
 
-// Caps the ISA (programmatic NORMKIT_ISA). Picks the best available ISA not above `i`; returns
-// status::unsupported_isa when that is not `i` itself. Thread-safe; results never change, only
-// speed.
+// The ceiling NORMKIT_ISA sets for this process (the platform's highest ISA when it is unset or
+// not understood).
+inline isa isa_ceiling() {
+  return impl::isa_env().ceiling;
+}
+
+// nullptr when NORMKIT_ISA is unset, empty or understood; otherwise the message that was printed
+// on stderr (once) when the ISA was first chosen.
+inline const char* isa_environment_error() {
+  const char* e = impl::isa_env().error;
+  return e[0] != '\0' ? e : nullptr;
+}
+
+// Selects exactly `i` when it is runnable here (isa_available) and not above the NORMKIT_ISA
+// ceiling; otherwise returns status::unsupported_isa or status::isa_above_ceiling and changes
+// nothing. Thread-safe; results never change, only speed.
 inline status set_isa(isa i) {
-  const isa chosen = impl::best_up_to(i);
-  impl::isa_state().store(static_cast<int>(chosen), std::memory_order_relaxed);
-  return chosen == i ? status::ok : status::unsupported_isa;
+  if (!impl::runnable(i))
+    return status::unsupported_isa;
+  if (!impl::within_ceiling(i))
+    return status::isa_above_ceiling;
+  impl::isa_state().store(static_cast<int>(i), std::memory_order_relaxed);
+  return status::ok;
 }
 
 }  // namespace NORMKIT_ABI_NAMESPACE

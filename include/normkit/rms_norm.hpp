@@ -19,8 +19,9 @@ inline namespace NORMKIT_ABI_NAMESPACE {
 
 // x: rows x cols (row stride x_stride elements), gamma: cols values or nullptr (no gain),
 // y: rows x cols (row stride y_stride). y == x (same type and stride) runs in place.
-// Returns status::invalid_argument, touching nothing, on: null x / y with non-zero sizes,
-// stride < cols, eps < 0 / NaN / Inf, misaligned pointers, y overlapping x or gamma otherwise.
+// Returns, touching nothing: invalid_eps (eps < 0 / NaN / Inf), invalid_stride (stride < cols),
+// null_pointer (null x / y with non-zero sizes), misaligned_pointer, size_overflow (extent beyond
+// PTRDIFF_MAX), overlapping_output (y overlapping x or gamma otherwise), checked in that order.
 template <class Policy, class In, class W, class Out>
 [[nodiscard]] status rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols,
                               float eps, std::size_t x_stride, std::size_t y_stride) {

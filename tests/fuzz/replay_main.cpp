@@ -4,7 +4,7 @@
 // pseudo-random bytes. A violated invariant aborts inside the harness, printing the file name
 // first, so a failing input is easy to find and replay alone.
 //
-//   normkit_fuzz_norm_replay tests/fuzz/corpus/fuzz_norm --random=2000
+//   normkit_fuzz_norm_replay build/test/tests/fuzz/seed/corpus/fuzz_norm --random=2000
 #include <algorithm>   // std::sort
 #include <cstddef>     // std::size_t
 #include <cstdint>     // std::uint8_t, std::uint64_t

@@ -28,4 +28,34 @@ IEEE sqrt and division, no reassociation). Compile the TUs that include normkit 
 #define NORMKIT_ABI_NAMESPACE abi_neon
 #else
 #define NORMKIT_ABI_NAMESPACE abi_scalar
+// A SIMD platform compiled without the flags of its SIMD path silently runs the scalar reference
+// (about 10x slower): say so, naming the missing flags (partial sets such as -mavx2 alone, or
+// -mavx512f -mavx512bw -mavx512dq -mavx512vl without FMA/F16C under g++, land here too).
+#if !defined(NORMKIT_ALLOW_SCALAR) && (defined(__x86_64__) || defined(_M_X64))
+#if !defined(__AVX2__) && !defined(__FMA__) && !defined(__F16C__)
+#warning \
+    "normkit: missing -mavx2 -mfma -mf16c: this translation unit runs the scalar reference path (static mode). Link normkit::normkit (runtime dispatch; without CMake: -DNORMKIT_RUNTIME_DISPATCH and the ISA objects, README 'Without CMake') or add -march=x86-64-v3; -DNORMKIT_ALLOW_SCALAR silences this"
+#elif !defined(__FMA__) && !defined(__F16C__) && defined(__AVX2__)
+#warning \
+    "normkit: missing -mfma -mf16c: this translation unit runs the scalar reference path (static mode). Link normkit::normkit (runtime dispatch; without CMake: -DNORMKIT_RUNTIME_DISPATCH and the ISA objects, README 'Without CMake') or add -march=x86-64-v3; -DNORMKIT_ALLOW_SCALAR silences this"
+#elif !defined(__AVX2__) && !defined(__F16C__) && defined(__FMA__)
+#warning \
+    "normkit: missing -mavx2 -mf16c: this translation unit runs the scalar reference path (static mode). Link normkit::normkit (runtime dispatch; without CMake: -DNORMKIT_RUNTIME_DISPATCH and the ISA objects, README 'Without CMake') or add -march=x86-64-v3; -DNORMKIT_ALLOW_SCALAR silences this"
+#elif !defined(__F16C__) && defined(__AVX2__) && defined(__FMA__)
+#warning \
+    "normkit: missing -mf16c: this translation unit runs the scalar reference path (static mode). Link normkit::normkit (runtime dispatch; without CMake: -DNORMKIT_RUNTIME_DISPATCH and the ISA objects, README 'Without CMake') or add -march=x86-64-v3; -DNORMKIT_ALLOW_SCALAR silences this"
+#elif !defined(__AVX2__) && !defined(__FMA__) && defined(__F16C__)
+#warning \
+    "normkit: missing -mavx2 -mfma: this translation unit runs the scalar reference path (static mode). Link normkit::normkit (runtime dispatch; without CMake: -DNORMKIT_RUNTIME_DISPATCH and the ISA objects, README 'Without CMake') or add -march=x86-64-v3; -DNORMKIT_ALLOW_SCALAR silences this"
+#elif !defined(__FMA__) && defined(__AVX2__) && defined(__F16C__)
+#warning \
+    "normkit: missing -mfma: this translation unit runs the scalar reference path (static mode). Link normkit::normkit (runtime dispatch; without CMake: -DNORMKIT_RUNTIME_DISPATCH and the ISA objects, README 'Without CMake') or add -march=x86-64-v3; -DNORMKIT_ALLOW_SCALAR silences this"
+#elif !defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#warning \
+    "normkit: missing -mavx2: this translation unit runs the scalar reference path (static mode). Link normkit::normkit (runtime dispatch; without CMake: -DNORMKIT_RUNTIME_DISPATCH and the ISA objects, README 'Without CMake') or add -march=x86-64-v3; -DNORMKIT_ALLOW_SCALAR silences this"
+#endif
+#elif !defined(NORMKIT_ALLOW_SCALAR) && defined(__aarch64__)
+#warning \
+    "normkit: NEON is disabled (+nosimd / -mgeneral-regs-only): this translation unit runs the scalar reference path; link normkit::normkit or enable NEON; -DNORMKIT_ALLOW_SCALAR silences this"
+#endif
 #endif

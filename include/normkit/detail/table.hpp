@@ -73,8 +73,8 @@ kernel_fn lookup(const kernel_table& t) {
 
 namespace normkit {
 namespace detail {
-// Defined by the per-ISA translation units of the runtime-dispatch component
-// (cmake/normkit_isa.cpp, added by normkit_enable_dispatch()).
+// Defined by the per-ISA translation units of the runtime-dispatch library normkit::dispatch
+// (cmake/normkit_isa.cpp; linked by normkit::normkit).
 const kernel_table& isa_table_avx2();
 const kernel_table& isa_table_avx512();
 const kernel_table& isa_table_neon();

@@ -1,5 +1,5 @@
-// normkit: argument checks shared by every entry point. Nothing on a bad argument is undefined:
-// each case below returns status::invalid_argument before any memory is touched.
+// normkit: argument checks shared by the norm entry points. Nothing on a bad argument is
+// undefined: each case below returns its own status (status.hpp) before any memory is touched.
 #pragma once
 
 #include <cstddef>      // std::size_t
@@ -55,29 +55,29 @@ template <class In, class W, class Out>
 status validate(const In* x, const W* gamma, const W* beta, const Out* y, std::size_t rows, std::size_t cols,
                 float eps, std::size_t x_stride, std::size_t y_stride) {
   if (!(eps >= 0.0f) || !(eps <= 3.40282346638528859811704183484516925440e+38f))
-    return status::invalid_argument;
+    return status::invalid_eps;
   if (x_stride < cols || y_stride < cols)
-    return status::invalid_argument;
+    return status::invalid_stride;
   if (rows == 0 || cols == 0)
     return status::ok;
   if (x == nullptr || y == nullptr)
-    return status::invalid_argument;
+    return status::null_pointer;
   if (misaligned(x) || misaligned(y) || (gamma && misaligned(gamma)) || (beta && misaligned(beta)))
-    return status::invalid_argument;
+    return status::misaligned_pointer;
   const extent ex = extent_of(x, rows, cols, x_stride);
   const extent ey = extent_of(y, rows, cols, y_stride);
   const extent eg = gamma ? extent_of(gamma, 1, cols, cols) : extent{};
   const extent eb = beta ? extent_of(beta, 1, cols, cols) : extent{};
   if (!ex.ok || !ey.ok || !eg.ok || !eb.ok)
-    return status::invalid_argument;
+    return status::size_overflow;
   const bool in_place =
       std::is_same<In, Out>::value && ex.begin == ey.begin && (rows == 1 || x_stride == y_stride);
   if (!in_place && overlaps(ex, ey))
-    return status::invalid_argument;
+    return status::overlapping_output;
   if (gamma && overlaps(eg, ey))
-    return status::invalid_argument;
+    return status::overlapping_output;
   if (beta && overlaps(eb, ey))
-    return status::invalid_argument;
+    return status::overlapping_output;
   return status::ok;
 }
 

@@ -1,10 +1,25 @@
-// Packaging check: the consumer compiles, links the runtime-dispatch objects, and gets the
-// reference's bits from the dispatched path.
+// Packaging check: the consumer compiles, links what its route brings, gets the reference's bits
+// from the path that runs, and runs a SIMD path when the CPU has AVX2 + FMA + F16C (asked of the
+// compiler's own cpuid support, independently of normkit's detection).
 #include <normkit/normkit.hpp>
 
 #include <cstdio>
 #include <cstring>
 #include <vector>
+
+#if defined(CONSUMER_EXPECT_SCALAR)
+#define CONSUMER_SCALAR_EXPECTED true
+#else
+#define CONSUMER_SCALAR_EXPECTED false
+#endif
+
+static bool cpu_has_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
 
 int main() {
   const std::size_t rows = 3, cols = 1000;
@@ -21,6 +36,17 @@ int main() {
     return 1;
   if (std::memcmp(y.data(), want.data(), y.size() * sizeof(normkit::bf16)) != 0)
     return 2;
-  std::printf("consumer ok (%s)\n", normkit::to_string(normkit::active_isa()));
+  const normkit::isa active = normkit::active_isa();
+#if defined(CONSUMER_EXPECT_SCALAR)
+  if (active != normkit::isa::scalar) {
+    std::printf("consumer FAILED: built without xsimd, yet %s runs\n", normkit::to_string(active));
+    return 3;
+  }
+#endif
+  if (cpu_has_avx2() && active == normkit::isa::scalar && !CONSUMER_SCALAR_EXPECTED) {
+    std::printf("consumer FAILED: the CPU has AVX2 but the scalar path runs\n");
+    return 3;
+  }
+  std::printf("consumer ok (%s; CPU with AVX2: %s)\n", normkit::to_string(active), cpu_has_avx2() ? "yes" : "no");
   return 0;
 }
