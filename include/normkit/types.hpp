@@ -8,6 +8,8 @@
 // mode) cannot change a result.
 #pragma once
 
+#include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cstdint>      // std::uint16_t, std::uint32_t
 #include <cstring>      // std::memcpy
 #include <type_traits>  // std::is_same
@@ -165,3 +167,5 @@ NORMKIT_ALWAYS_INLINE T from_float(float v) noexcept {
 }
 
 }  // namespace normkit
+
+#include "detail/fp_precise_end.hpp"

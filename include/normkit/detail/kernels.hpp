@@ -5,6 +5,8 @@
 // leaves the row. Every step quotes the contract line it implements.
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <xsimd/xsimd.hpp>
 
 #include <algorithm>    // std::min, std::max
@@ -465,3 +467,5 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
 }  // namespace normkit
 
 NORMKIT_INTRINSICS_END
+
+#include "fp_precise_end.hpp"

@@ -2,6 +2,8 @@
 // runtime table). Knobs are canonicalized first so equal-bits policies share one kernel.
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cstddef>  // std::size_t
 
 #include "../dispatch.hpp"
@@ -86,3 +88,5 @@ void run_convert(const Src* src, Dst* dst, std::size_t n) {
 }  // namespace impl
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
+
+#include "fp_precise_end.hpp"

@@ -2,6 +2,8 @@
 // each case below returns status::invalid_argument before any memory is touched.
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uintptr_t, PTRDIFF_MAX
 #include <type_traits>  // std::is_same
@@ -84,3 +86,5 @@ status validate(const In* x, const W* gamma, const W* beta, const Out* y, std::s
 }  // namespace impl
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
+
+#include "fp_precise_end.hpp"
