@@ -5,6 +5,14 @@
 #include <cmath>    // std::fma
 #include <cstdint>  // std::uint32_t, std::uint64_t
 
+// The test's own floating-point code (input generators, checks) keeps IEEE semantics under
+// clang's unsafe-math flags, which define no macro: the corpus_clang_* tests build this with
+// them to probe normkit's own float_control region (detail/fp_precise_begin.hpp), and the
+// inputs must not change with the flags under test.
+#if defined(__clang__)
+#pragma float_control(precise, on, push)
+#endif
+
 namespace normkit_test {
 
 // Deterministic, integer-only generator (splitmix64): the same values on every platform and
@@ -35,3 +43,7 @@ class rng {
 };
 
 }  // namespace normkit_test
+
+#if defined(__clang__)
+#pragma float_control(pop)
+#endif

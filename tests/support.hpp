@@ -14,6 +14,11 @@
 #include <type_traits>
 #include <vector>  // std::vector
 
+// IEEE semantics for the generators under clang's unsafe-math flags (see rng.hpp).
+#if defined(__clang__)
+#pragma float_control(precise, on, push)
+#endif
+
 namespace normkit_test {
 
 using normkit::bf16;
@@ -161,3 +166,7 @@ inline std::uint64_t fnv1a(const void* p, std::size_t n, std::uint64_t h = 0xcbf
 }
 
 }  // namespace normkit_test
+
+#if defined(__clang__)
+#pragma float_control(pop)
+#endif

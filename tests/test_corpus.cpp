@@ -9,6 +9,11 @@
 
 #include <cinttypes>  // PRIx64
 
+// IEEE semantics for the corpus generator under clang's unsafe-math flags (see rng.hpp).
+#if defined(__clang__)
+#pragma float_control(precise, on, push)
+#endif
+
 namespace {
 
 using namespace normkit_test;
@@ -136,3 +141,7 @@ TEST_P(CorpusIsa, HashEqualsReference) {
 INSTANTIATE_TEST_SUITE_P(Isa, CorpusIsa, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
+
+#if defined(__clang__)
+#pragma float_control(pop)
+#endif

@@ -10,13 +10,26 @@
 //     the overflow path's scale 2^-e is then a subnormal float (e >= 127), which DAZ reads as 0;
 //   - every ISA path still gives the same bits as every other (the same IEEE operations, the
 //     same flushes).
-// Each test restores the environment it changed (flush_to_zero_scope).
-#include <cmath>    // std::ldexp, std::fabs, std::isfinite
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint32_t, std::uint64_t
-#include <memory>   // std::unique_ptr
-#include <string>   // std::string
-#include <vector>   // std::vector
+// Rounding modes (FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO): the contract's bits are those of the
+// default mode, and the reference's own bits change with the mode; every path still returns
+// the reference's bits of the same mode, signed zeros included. Exception flags: which ones a
+// call raises, per path, and that an invalid eps is rejected without raising FE_INVALID (no
+// SIGFPE with the trap enabled).
+// Each test restores the environment it changed (flush_to_zero_scope, rounding_scope,
+// trap_scope).
+#include <cfenv>        // std::fesetround, std::fegetround, std::feclearexcept, std::fetestexcept
+#include <cmath>        // std::ldexp, std::fabs, std::isfinite
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint32_t, std::uint64_t
+#include <cstdio>       // std::printf
+#include <functional>   // std::function
+#include <memory>       // std::unique_ptr
+#include <string>       // std::string
+#include <type_traits>  // std::is_same
+#include <utility>      // std::pair
+#include <vector>       // std::vector
+
+#include <fenv.h>  // feenableexcept, fedisableexcept (glibc)
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>  // _mm_getcsr, _mm_setcsr
@@ -308,6 +321,358 @@ TEST_P(FpEnv, HugeOverflowRowsBecomeNanUnderFlushToZero) {
               status::ok);
   }
   EXPECT_SAME_BITS(flushed, ieee, "max just below 2^126");
+}
+
+// ---- Rounding modes.
+
+// Sets the rounding mode for a scope; the previous one comes back on exit.
+class rounding_scope {
+ public:
+  explicit rounding_scope(int mode) : saved_(std::fegetround()) { ok_ = std::fesetround(mode) == 0; }
+  ~rounding_scope() { std::fesetround(saved_); }
+  bool ok() const { return ok_; }
+  rounding_scope(const rounding_scope&) = delete;
+  rounding_scope& operator=(const rounding_scope&) = delete;
+
+ private:
+  int saved_;
+  bool ok_ = false;
+};
+
+struct rounding_mode {
+  int mode;
+  const char* name;
+};
+const rounding_mode rounding_modes[] = {{FE_TONEAREST, "to-nearest"},
+                                        {FE_DOWNWARD, "downward"},
+                                        {FE_UPWARD, "upward"},
+                                        {FE_TOWARDZERO, "toward-zero"}};
+
+// Rows that reach every branch where a rounding mode could tell paths apart: exact zeros in
+// RMSNorm (n * g = +0, the product the no-bias and general loops must not turn into -0), x_i ==
+// x_0 in LayerNorm (d_i = +-0 by mode), a constant row (every c_i zero), a large mean, an
+// overflow row with zeros (RMSNorm's general loop, scaled), NaN, an all-zero row (eps = 0: NaN
+// rows), tiny values, and large products (fp16 outputs overflow).
+constexpr std::size_t mode_rows = 9, mode_cols = 75;  // 75: full and partial chunks on every ISA
+
+template <class In>
+std::vector<In> mode_corpus() {
+  rng r(11);
+  std::vector<In> x(mode_rows * mode_cols);
+  const float huge = std::is_same<In, fp16>::value ? 6e4f : 3e19f;
+  for (std::size_t i = 0; i < mode_cols; ++i) {
+    const float v = r.normal();
+    x[i] = as<In>(i % 7 == 3 ? 0.0f : v);
+    x[mode_cols + i] = as<In>(i % 11 == 5 ? 0.0f : v);  // x_0 below is 0: d_i = 0 - 0
+    x[2 * mode_cols + i] = as<In>(2.5f);
+    x[3 * mode_cols + i] = as<In>(1000.0f + 0.01f * v);
+    x[4 * mode_cols + i] = as<In>(i % 5 == 0 ? 0.0f : huge * v);
+    x[5 * mode_cols + i] = as<In>(i == 40 ? f32(0x7fc00000u) : v);
+    x[6 * mode_cols + i] = as<In>(0.0f);
+    x[7 * mode_cols + i] = as<In>(i % 3 == 0 ? 0.0f : std::ldexp(v, -30));
+    x[8 * mode_cols + i] = as<In>(300.0f * v);
+  }
+  x[mode_cols] = as<In>(0.0f);
+  for (std::size_t i = 0; i < mode_cols; i += 9)  // x_i == x_0 in the first row
+    x[i] = x[0];
+  return x;
+}
+
+// Gains with exact zeros, negatives, -1 (1 + gamma = +-0 for the gain offset) and large values
+// (fp16 outputs overflow); bias with +0, -0 and negatives.
+template <class W>
+std::vector<W> mode_gains(bool with_inf) {
+  rng r(5);
+  std::vector<W> g(mode_cols);
+  for (std::size_t i = 0; i < mode_cols; ++i) {
+    float v = r.uniform(-2.0f, 2.0f);
+    if (i % 6 == 1)
+      v = 0.0f;
+    if (i % 6 == 2)
+      v = -1.0f;
+    if (i % 13 == 4)
+      v = 9000.0f;
+    g[i] = as<W>(v);
+  }
+  if (with_inf)
+    g[3] = as<W>(f32(0x7f800000u));  // not finite: every row takes the general loop
+  return g;
+}
+
+template <class W>
+std::vector<W> mode_bias() {
+  rng r(6);
+  std::vector<W> b(mode_cols);
+  for (std::size_t i = 0; i < mode_cols; ++i)
+    b[i] = as<W>(i % 4 == 0 ? 0.0f : i % 4 == 1 ? -0.0f : r.uniform(-1.0f, 1.0f));
+  return b;
+}
+
+// For one policy and (In, W, Out): every gamma (null, finite, with an Inf) x beta (null, given) x
+// eps (1e-5, 0) call, RMSNorm and LayerNorm, in each rounding mode, against the reference in
+// the same mode.
+template <class Policy, class In, class W, class Out>
+void check_rounding_modes(isa i, const char* policy) {
+  const auto x = mode_corpus<In>();
+  const auto g = mode_gains<W>(false), g_inf = mode_gains<W>(true), b = mode_bias<W>();
+  const std::size_t n = mode_rows * mode_cols;
+  std::vector<Out> want(n), got(n);
+  for (const rounding_mode& m : rounding_modes) {
+    rounding_scope scope(m.mode);
+    ASSERT_TRUE(scope.ok()) << m.name;
+    for (const W* gamma : {static_cast<const W*>(nullptr), g.data(), g_inf.data()})
+      for (float eps : {1e-5f, 0.0f}) {
+        const std::string what = std::string(policy) + " " + type_name<In>() + "/" + type_name<W>() + "/" +
+                                 type_name<Out>() + " " + m.name + " " + normkit::to_string(i) +
+                                 (gamma ? (gamma == g.data() ? " gamma" : " gamma+inf") : " no gamma") +
+                                 (eps == 0.0f ? " eps 0" : "");
+        ASSERT_EQ(
+            normkit::reference::rms_norm<Policy>(x.data(), gamma, want.data(), mode_rows, mode_cols, eps),
+            status::ok);
+        ASSERT_EQ(normkit::rms_norm<Policy>(x.data(), gamma, got.data(), mode_rows, mode_cols, eps),
+                  status::ok);
+        EXPECT_SAME_BITS(got, want, "rms " + what);
+        if constexpr (Policy::layer_norm_exact) {
+          for (const W* beta : {static_cast<const W*>(nullptr), b.data()}) {
+            ASSERT_EQ(normkit::reference::layer_norm<Policy>(x.data(), gamma, beta, want.data(), mode_rows,
+                                                             mode_cols, eps),
+                      status::ok);
+            ASSERT_EQ(
+                normkit::layer_norm<Policy>(x.data(), gamma, beta, got.data(), mode_rows, mode_cols, eps),
+                status::ok);
+            EXPECT_SAME_BITS(got, want, std::string("layer ") + (beta ? "beta " : "no beta ") + what);
+          }
+        }
+      }
+  }
+}
+
+template <class Policy, class In, class W>
+void check_rounding_modes_all_outputs(isa i, const char* policy) {
+  check_rounding_modes<Policy, In, W, float>(i, policy);
+  check_rounding_modes<Policy, In, W, bf16>(i, policy);
+  check_rounding_modes<Policy, In, W, fp16>(i, policy);
+}
+
+// Every storage combination with the plain policy (round once, multiply); the other knobs
+// (round twice through In or W, gain offset, divide) with fp16 and bf16 in the mix.
+TEST_P(FpEnv, EveryRoundingModeGivesTheReferenceBitsOfThatMode) {
+  NORMKIT_USE_ISA(GetParam());
+  const isa i = GetParam();
+  check_rounding_modes_all_outputs<normkit::pytorch, float, float>(i, "pytorch");
+  check_rounding_modes_all_outputs<normkit::pytorch, float, bf16>(i, "pytorch");
+  check_rounding_modes_all_outputs<normkit::pytorch, float, fp16>(i, "pytorch");
+  check_rounding_modes_all_outputs<normkit::pytorch, bf16, float>(i, "pytorch");
+  check_rounding_modes_all_outputs<normkit::pytorch, bf16, bf16>(i, "pytorch");
+  check_rounding_modes_all_outputs<normkit::pytorch, bf16, fp16>(i, "pytorch");
+  check_rounding_modes_all_outputs<normkit::pytorch, fp16, float>(i, "pytorch");
+  check_rounding_modes_all_outputs<normkit::pytorch, fp16, bf16>(i, "pytorch");
+  check_rounding_modes_all_outputs<normkit::pytorch, fp16, fp16>(i, "pytorch");
+  check_rounding_modes<normkit::llama, fp16, fp16, fp16>(i, "llama");
+  check_rounding_modes<normkit::llama, bf16, float, fp16>(i, "llama");
+  check_rounding_modes<normkit::t5, float, fp16, float>(i, "t5");
+  check_rounding_modes<normkit::gemma, bf16, bf16, bf16>(i, "gemma");
+  check_rounding_modes<normkit::gemma, fp16, float, fp16>(i, "gemma");
+  check_rounding_modes<normkit::gemma3n, float, float, fp16>(i, "gemma3n");
+  check_rounding_modes<normkit::gemma3n, bf16, fp16, bf16>(i, "gemma3n");
+}
+
+// The zero-sign cases that once differed, with their expected bits: under FE_DOWNWARD a
+// LayerNorm without bias gives n * (+0) = +0 for n > 0 (a fused multiply-add with a -0 bias
+// gave -0), and RMSNorm's general loop (a gain not finite) gives x = +0 as +0 * inv = +0 (the
+// LayerNorm formula with K = -0 gave -0) and n * (+0) = +0.
+TEST_P(FpEnv, DownwardKeepsPositiveZeroProducts) {
+  NORMKIT_USE_ISA(GetParam());
+  rounding_scope scope(FE_DOWNWARD);
+  ASSERT_TRUE(scope.ok());
+  const std::vector<float> x = {1.0f, 2.0f, 3.0f, 4.0f, 0.0f, 6.0f, 7.0f};  // mean 23/7: c_5, c_6 > 0
+  const std::vector<float> g = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 0.0f, 0.0f};
+  std::vector<float> y(x.size());
+  ASSERT_EQ(normkit::layer_norm<normkit::pytorch>(x.data(), g.data(), nullptr, y.data(), 1, x.size(), 1e-5f),
+            status::ok);
+  EXPECT_EQ(bits(y[5]), 0x00000000u) << "layer, no bias: n > 0 times gain +0";
+  EXPECT_EQ(bits(y[6]), 0x00000000u) << "layer, no bias: n > 0 times gain +0";
+  std::vector<float> g_inf = g;
+  g_inf[0] = f32(0x7f800000u);
+  ASSERT_EQ(normkit::rms_norm<normkit::pytorch>(x.data(), g_inf.data(), y.data(), 1, x.size(), 1e-5f),
+            status::ok);
+  EXPECT_EQ(bits(y[4]), 0x00000000u) << "rms, general loop: x = +0";
+  EXPECT_EQ(bits(y[5]), 0x00000000u) << "rms, general loop: n > 0 times gain +0";
+}
+
+// The reference's own bits depend on the mode (the contract defines those of round to nearest
+// even): an ordinary row rounds differently upward than to nearest.
+TEST(FpEnvRounding, ReferenceBitsDependOnTheMode) {
+  rng r(9);
+  const auto x = normal_vec<float>(r, 64);
+  std::vector<float> nearest(64), upward(64);
+  ASSERT_EQ(normkit::reference::rms_norm<normkit::pytorch>(x.data(), static_cast<const float*>(nullptr),
+                                                           nearest.data(), 1, 64, 1e-6f),
+            status::ok);
+  {
+    rounding_scope scope(FE_UPWARD);
+    ASSERT_TRUE(scope.ok());
+    ASSERT_EQ(normkit::reference::rms_norm<normkit::pytorch>(x.data(), static_cast<const float*>(nullptr),
+                                                             upward.data(), 1, 64, 1e-6f),
+              status::ok);
+  }
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < 64; ++i)
+    differ += bits(nearest[i]) != bits(upward[i]);
+  EXPECT_GT(differ, 0u) << "FE_UPWARD changes the reference's bits";
+}
+
+// ---- Exception flags.
+
+constexpr int tracked_flags = FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INEXACT;
+
+std::string flag_names(int f) {
+  std::string s;
+  for (auto [bit, name] : {std::pair<int, const char*>{FE_INVALID, "invalid"},
+                           {FE_DIVBYZERO, "divbyzero"},
+                           {FE_OVERFLOW, "overflow"},
+                           {FE_UNDERFLOW, "underflow"},
+                           {FE_INEXACT, "inexact"}})
+    if (f & bit)
+      s += (s.empty() ? "" : "|") + std::string(name);
+  return s.empty() ? "none" : s;
+}
+
+// The flags one call raises, from a clean state.
+template <class Call>
+int flags_of(Call call) {
+  std::feclearexcept(FE_ALL_EXCEPT);
+  call();
+  const int f = std::fetestexcept(tracked_flags);
+  std::feclearexcept(FE_ALL_EXCEPT);
+  return f;
+}
+
+// What each kind of call raises, on this path and in the reference (docs/fp-environment.md):
+// ordinary rows only inexact; overflow-path rows overflow; an fp16 output that overflows
+// overflow (F16C/fcvtn raise it; the reference's integer conversion raises it on purpose);
+// eps = 0 with an all-zero row divide-by-zero and invalid (1 / sqrt(0), then 0 * Inf).
+// Invalid, divide-by-zero and overflow must be the same on every path.
+TEST_P(FpEnv, ExceptionFlagsMatchTheReference) {
+  NORMKIT_USE_ISA(GetParam());
+  const std::size_t cols = 75;
+  rng r(8);
+  const auto x = normal_vec<float>(r, cols), g = uniform_vec<float>(r, cols, 0.5f, 1.5f);
+  const auto b = uniform_vec<float>(r, cols, -1.0f, 1.0f);
+  std::vector<float> huge = x, zeros(cols, 0.0f), nan_row = x, big_gain(cols, 1e5f);
+  for (float& v : huge)
+    v *= 3e19f;
+  nan_row[20] = f32(0x7fc00000u);
+  std::vector<float> yf(cols);
+  std::vector<bf16> yb(cols);
+  std::vector<fp16> yh(cols);
+  const std::vector<bf16> xb = [&] {
+    std::vector<bf16> v(cols);
+    for (std::size_t i = 0; i < cols; ++i)
+      v[i] = as<bf16>(x[i]);
+    return v;
+  }();
+  struct flag_case {
+    const char* name;
+    int must;                        // flags this call raises on every path
+    int must_not;                    // flags it raises on no path
+    std::function<void(bool)> call;  // true: the reference
+  };
+  auto rms = [&](bool ref, const std::vector<float>& in, const float* gamma, auto& y, float eps) {
+    const status s =
+        ref ? normkit::reference::rms_norm<normkit::llama>(in.data(), gamma, y.data(), 1, cols, eps)
+            : normkit::rms_norm<normkit::llama>(in.data(), gamma, y.data(), 1, cols, eps);
+    EXPECT_EQ(s, status::ok);
+  };
+  auto layer = [&](bool ref, const std::vector<float>& in, const float* gamma, const float* beta, auto& y,
+                   float eps) {
+    const status s =
+        ref ? normkit::reference::layer_norm<normkit::pytorch>(in.data(), gamma, beta, y.data(), 1, cols, eps)
+            : normkit::layer_norm<normkit::pytorch>(in.data(), gamma, beta, y.data(), 1, cols, eps);
+    EXPECT_EQ(s, status::ok);
+  };
+  const int hard = FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW;
+  const flag_case cases[] = {
+      {"rms f32 ordinary", FE_INEXACT, hard | FE_UNDERFLOW,
+       [&](bool ref) { rms(ref, x, g.data(), yf, 1e-6f); }},
+      {"rms bf16 ordinary", FE_INEXACT, hard | FE_UNDERFLOW,
+       [&](bool ref) {
+         std::vector<bf16> y(cols);
+         const status s =
+             ref ? normkit::reference::rms_norm<normkit::llama>(xb.data(), xb.data(), y.data(), 1, cols,
+                                                                1e-6f)
+                 : normkit::rms_norm<normkit::llama>(xb.data(), xb.data(), y.data(), 1, cols, 1e-6f);
+         EXPECT_EQ(s, status::ok);
+       }},
+      {"layer f32 ordinary", FE_INEXACT, hard | FE_UNDERFLOW,
+       [&](bool ref) { layer(ref, x, g.data(), b.data(), yf, 1e-5f); }},
+      {"layer f32 ordinary, no gamma, no beta", FE_INEXACT, hard | FE_UNDERFLOW,
+       [&](bool ref) { layer(ref, x, nullptr, nullptr, yf, 1e-5f); }},
+      {"rms overflow-path row", FE_OVERFLOW | FE_INEXACT, FE_INVALID | FE_DIVBYZERO,
+       [&](bool ref) { rms(ref, huge, g.data(), yf, 1e-6f); }},
+      {"layer overflow-path row", FE_OVERFLOW | FE_INEXACT, FE_INVALID | FE_DIVBYZERO,
+       [&](bool ref) { layer(ref, huge, g.data(), b.data(), yf, 1e-5f); }},
+      {"rms fp16 output overflow", FE_OVERFLOW | FE_INEXACT, FE_INVALID | FE_DIVBYZERO,
+       [&](bool ref) { rms(ref, x, big_gain.data(), yh, 1e-6f); }},
+      {"layer fp16 output overflow", FE_OVERFLOW | FE_INEXACT, FE_INVALID | FE_DIVBYZERO,
+       [&](bool ref) { layer(ref, x, big_gain.data(), b.data(), yh, 1e-5f); }},
+      {"rms eps 0, zero row", FE_DIVBYZERO | FE_INVALID, FE_OVERFLOW,
+       [&](bool ref) { rms(ref, zeros, g.data(), yf, 0.0f); }},
+      {"layer eps 0, zero row", FE_DIVBYZERO | FE_INVALID, FE_OVERFLOW,
+       [&](bool ref) { layer(ref, zeros, g.data(), b.data(), yb, 0.0f); }},
+      {"rms NaN row", 0, FE_DIVBYZERO | FE_OVERFLOW,
+       [&](bool ref) { rms(ref, nan_row, g.data(), yf, 1e-6f); }},
+      {"layer NaN row", 0, FE_DIVBYZERO | FE_OVERFLOW,
+       [&](bool ref) { layer(ref, nan_row, g.data(), b.data(), yh, 1e-5f); }},
+  };
+  for (const flag_case& c : cases) {
+    const int got = flags_of([&] { c.call(false); });
+    const int want = flags_of([&] { c.call(true); });
+    std::printf("%-8s %-40s path: %-28s reference: %s\n", normkit::to_string(GetParam()), c.name,
+                flag_names(got).c_str(), flag_names(want).c_str());
+    EXPECT_EQ(got & c.must, c.must) << c.name << ": " << flag_names(got);
+    EXPECT_EQ(got & c.must_not, 0) << c.name << ": " << flag_names(got);
+    EXPECT_EQ(got & hard, want & hard)
+        << c.name << ": path " << flag_names(got) << ", reference " << flag_names(want);
+  }
+}
+
+// With the invalid, divide-by-zero and overflow traps enabled, an invalid eps (NaN, +-Inf,
+// negative) returns an error status instead of raising SIGFPE: validate() tests eps on its bits.
+// Without traps, the rejected call raises no flag at all.
+TEST_P(FpEnv, InvalidEpsIsRejectedWithoutRaisingInvalid) {
+  NORMKIT_USE_ISA(GetParam());
+  const std::vector<float> x(8, 1.0f), g(8, 1.0f);
+  std::vector<float> y(8);
+  const float bad[] = {f32(0x7fc00000u), f32(0xffc00001u), f32(0x7f800001u),
+                       f32(0x7f800000u), f32(0xff800000u), -1.0f,
+                       -0x1p-149f};
+  for (float eps : bad) {
+    const int raised = flags_of([&] {
+      EXPECT_NE(normkit::rms_norm<normkit::llama>(x.data(), g.data(), y.data(), 1, 8, eps), status::ok);
+      EXPECT_NE(normkit::layer_norm<normkit::pytorch>(x.data(), g.data(), g.data(), y.data(), 1, 8, eps),
+                status::ok);
+    });
+    EXPECT_EQ(raised, 0) << "eps bits 0x" << std::hex << bits(eps) << ": " << flag_names(raised);
+  }
+  EXPECT_EQ(normkit::rms_norm<normkit::llama>(x.data(), g.data(), y.data(), 1, 8, -0.0f), status::ok)
+      << "eps = -0 equals 0: allowed";
+#if defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__))
+  const int traps = FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW;
+  ASSERT_NE(feenableexcept(traps), -1);
+  for (float eps : bad) {
+    const status s1 = normkit::rms_norm<normkit::llama>(x.data(), g.data(), y.data(), 1, 8, eps);
+    const status s2 =
+        normkit::layer_norm<normkit::pytorch>(x.data(), g.data(), g.data(), y.data(), 1, 8, eps);
+    EXPECT_NE(s1, status::ok);
+    EXPECT_NE(s2, status::ok);
+  }
+  // An ordinary call under the same traps completes too (it raises only inexact).
+  const status ok = normkit::rms_norm<normkit::llama>(x.data(), g.data(), y.data(), 1, 8, 1e-6f);
+  fedisableexcept(traps);
+  std::feclearexcept(FE_ALL_EXCEPT);
+  EXPECT_EQ(ok, status::ok);
+#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, FpEnv, ::testing::ValuesIn(all_isas()), isa_param_name);

@@ -2,6 +2,8 @@
 // ISA (round to nearest even, subnormals kept, NaN quieted with its payload kept).
 #pragma once
 
+#include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cstddef>      // std::size_t
 #include <type_traits>  // std::is_same
 
@@ -51,3 +53,5 @@ template <class Src, class Dst>
 
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
+
+#include "detail/fp_precise_end.hpp"

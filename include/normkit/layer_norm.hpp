@@ -5,6 +5,8 @@
 // with the exact rounding points, reduction order and special-value rules of DESIGN.md.
 #pragma once
 
+#include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cstddef>  // std::size_t, std::nullptr_t
 
 #include "detail/run.hpp"
@@ -79,3 +81,5 @@ template <class Policy, class In, class Out>
 
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
+
+#include "detail/fp_precise_end.hpp"

@@ -6,6 +6,8 @@
 // bits (DESIGN.md, "The numerical contract").
 #pragma once
 
+#include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cmath>    // std::fma, std::sqrt, std::fabs
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint32_t
@@ -237,3 +239,5 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, double* y, std::
 
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
+
+#include "detail/fp_precise_end.hpp"

@@ -6,6 +6,8 @@
 // DESIGN.md. Same bits on every ISA, alignment, stride, row count and row position.
 #pragma once
 
+#include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cstddef>  // std::size_t, std::nullptr_t
 
 #include "detail/run.hpp"
@@ -59,3 +61,5 @@ template <class Policy, class In, class Out>
 
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
+
+#include "detail/fp_precise_end.hpp"

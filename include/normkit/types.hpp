@@ -5,8 +5,10 @@
 // nearest, ties to even; +-Inf stays +-Inf; subnormals are kept (never flushed); overflow follows
 // IEEE round-to-nearest-even (fp16: |x| >= 65520 gives Inf); NaN stays NaN, quieted, sign and top
 // payload bits kept. Only integer operations are used, so the FP environment (FTZ/DAZ, rounding
-// mode) cannot change a result.
+// mode) cannot change a result; an fp16 overflow raises FE_OVERFLOW, as F16C and Arm do.
 #pragma once
+
+#include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #include <cstdint>      // std::uint16_t, std::uint32_t
 #include <cstring>      // std::memcpy
@@ -52,6 +54,16 @@ NORMKIT_ALWAYS_INLINE std::uint32_t bf16_to_float_bits(std::uint16_t h) noexcept
   return static_cast<std::uint32_t>(h) << 16;  // exact, payload and sNaN-ness kept
 }
 
+// FE_OVERFLOW (and FE_INEXACT) as the FP operation that rounds a finite value to Inf raises
+// them: a finite float that narrows to an fp16 Inf raises them in vcvtps2ph and fcvtn too, so
+// every path of a call raises the same flags (and traps alike when the caller enabled the trap).
+// volatile: the product is computed at run time, never folded. Only the flags change; the
+// result never depends on it.
+NORMKIT_ALWAYS_INLINE void raise_overflow() noexcept {
+  volatile float big = 0x1p127f;
+  big = big * big;
+}
+
 // float -> fp16 bits, round to nearest even with subnormal results; NaN -> quiet, top 10 payload
 // bits kept (what F16C vcvtps2ph and Arm fcvt produce).
 NORMKIT_ALWAYS_INLINE std::uint16_t fp16_from_float_bits(std::uint32_t u) noexcept {
@@ -59,9 +71,12 @@ NORMKIT_ALWAYS_INLINE std::uint16_t fp16_from_float_bits(std::uint32_t u) noexce
   const std::uint32_t a = u & 0x7fffffffu;
   if (a > 0x7f800000u)
     return static_cast<std::uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
-  if (a >= 0x477ff000u)
-    return static_cast<std::uint16_t>(sign | 0x7c00u);  // >= 65520: Inf
-  if (a >= 0x38800000u) {                               // >= 2^-14: normal
+  if (a >= 0x477ff000u) {  // >= 65520: Inf
+    if (a != 0x7f800000u)
+      raise_overflow();
+    return static_cast<std::uint16_t>(sign | 0x7c00u);
+  }
+  if (a >= 0x38800000u) {  // >= 2^-14: normal
     const std::uint32_t r = a + 0x0fffu + ((a >> 13) & 1u);
     return static_cast<std::uint16_t>(sign | ((r - 0x38000000u) >> 13));  // rebias 127 -> 15
   }
@@ -165,3 +180,5 @@ NORMKIT_ALWAYS_INLINE T from_float(float v) noexcept {
 }
 
 }  // namespace normkit
+
+#include "detail/fp_precise_end.hpp"

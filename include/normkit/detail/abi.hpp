@@ -6,10 +6,27 @@
 // configuration its own symbols; callers never spell it.
 #pragma once
 
+// Compiler flags that change the bits are refused (docs/fp-environment.md has the table): g++
+// announces each one with a macro. clang 14 defines only __FAST_MATH__ and __FINITE_MATH_ONLY__;
+// its other unsafe-math flags are neutralized instead by the float_control(precise) region of
+// every normkit header (fp_precise_begin.hpp). -fno-math-errno, -ffp-contract=fast,
+// -fno-trapping-math, -frounding-math and -fno-signed-zeros change no bit (every a*b+c of the
+// contract is an explicit fma; the corpus-hash tests build with them) and stay allowed.
 #if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
 #error \
     "normkit: -ffast-math / -ffinite-math-only break its bit-exact contract (NaN handling, \
 IEEE sqrt and division, no reassociation). Compile the TUs that include normkit without them."
+#endif
+#if defined(__ASSOCIATIVE_MATH__)
+#error \
+    "normkit: -fassociative-math (also set by -funsafe-math-optimizations) reorders its canonical \
+sums and changes the bits. Compile the TUs that include normkit without it (-fno-associative-math)."
+#endif
+#if defined(__RECIPROCAL_MATH__)
+#error \
+    "normkit: -freciprocal-math (also set by -funsafe-math-optimizations) replaces its IEEE \
+divisions by reciprocal multiplies and changes the bits. Compile the TUs that include normkit \
+without it (-fno-reciprocal-math)."
 #endif
 
 #if defined(NORMKIT_RUNTIME_DISPATCH)

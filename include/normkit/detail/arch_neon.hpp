@@ -2,6 +2,8 @@
 // Templates on Arch, like arch_x86.hpp, so no symbol is shared with baseline code.
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #if defined(__aarch64__)
 
 #include <arm_neon.h>  // vshll_n_u16, vmovn_u32, vcvt_f32_f16, vcvt_f16_f32
@@ -110,3 +112,5 @@ namespace arch_impl = neon;
 }  // namespace normkit
 
 #endif
+
+#include "fp_precise_end.hpp"

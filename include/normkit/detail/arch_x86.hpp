@@ -4,6 +4,8 @@
 // never share a symbol with baseline code (TOOLCHAIN.md, X2).
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 
 #include <immintrin.h>  // _mm256_cvtepu16_epi32, _mm256_cvtph_ps, _mm512_cvtepi32_epi16, ...
@@ -204,3 +206,5 @@ namespace arch_impl = x86;
 NORMKIT_INTRINSICS_END
 
 #endif
+
+#include "fp_precise_end.hpp"

@@ -6,6 +6,8 @@
 // term lands in the same partial whatever the vector width.
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cstddef>  // std::size_t
 
 namespace normkit {
@@ -31,3 +33,5 @@ float fold_halves(float* p) {
 
 }  // namespace detail
 }  // namespace normkit
+
+#include "fp_precise_end.hpp"

@@ -10,6 +10,8 @@
 // holds; the reduction does, and canonical_sum folds through position() (kernels.hpp).
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <xsimd/xsimd.hpp>
 
 #include <cstddef>      // std::size_t
@@ -122,3 +124,5 @@ xsimd::batch_bool<float, Arch> chunk_lanes_below(std::size_t r, std::size_t n) {
 }  // namespace normkit
 
 NORMKIT_INTRINSICS_END
+
+#include "fp_precise_end.hpp"

@@ -3,6 +3,8 @@
 // label, every float pattern, per ISA).
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <xsimd/xsimd.hpp>
 
 #include <cstdint>  // std::uint16_t, std::uint32_t
@@ -120,3 +122,5 @@ struct io<fp16, Arch> {
 }  // namespace normkit
 
 NORMKIT_INTRINSICS_END
+
+#include "fp_precise_end.hpp"

@@ -3,6 +3,8 @@
 // "round through a storage type", so every path applies the same operations in the same order.
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cmath>        // std::sqrt, std::frexp, std::ldexp, std::fabs
 #include <cstddef>      // std::size_t
 #include <type_traits>  // std::conditional_t
@@ -137,3 +139,5 @@ void fill_nan(Out* y, std::size_t cols) {
 
 }  // namespace detail
 }  // namespace normkit
+
+#include "fp_precise_end.hpp"

@@ -5,6 +5,8 @@
 // leaves the row. Every step quotes the contract line it implements.
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <xsimd/xsimd.hpp>
 
 #include <algorithm>    // std::min, std::max
@@ -279,17 +281,17 @@ row_stats layer_stats(const In* x, std::size_t cols, float eps) {
   }
 }
 
-// Values read with step 0 in place of a null gamma or beta, so one loop serves every case:
-// gains 1 (0 for the 1 + gamma offset) and bias -0.0, since fma(m, g, -0.0) == m * g for every
-// m * g, signed zeros included. One chunk of each (32: AVX-512's 2W).
+// Gains read with step 0 in place of a null gamma: 1 (0 for the 1 + gamma offset), since
+// m * 1 == m and 1 + 0 == 1 exactly in every rounding mode. One chunk of each (32: AVX-512's 2W).
+// A null beta has no neutral value: fma(m, g, -0.0) differs from m * g in the sign of a zero
+// under FE_DOWNWARD, fma(m, g, +0.0) under the other modes, so write_row has a no-bias variant.
 template <class W>
 struct neutral_table {
-  enum which { zero, one, minus_zero };
-  alignas(64) W v[3][32];
+  enum which { zero, one };
+  alignas(64) W v[2][32];
   neutral_table() {
     for (std::size_t i = 0; i < 32; ++i)
-      v[zero][i] = from_float<W>(0.0f), v[one][i] = from_float<W>(1.0f),
-      v[minus_zero][i] = from_float<W>(-0.0f);
+      v[zero][i] = from_float<W>(0.0f), v[one][i] = from_float<W>(1.0f);
   }
 };
 
@@ -320,33 +322,34 @@ struct write_mode {
 };
 
 // contract: n_i = c_i * inv (or / sqrt); y_i = Out(f(Mid(n_i)) or n_i times g_i, plus b_i by fma);
-// NaN outputs are the canonical quiet NaN. Null gamma / beta read neutral values with step 0.
-// Three loops: a fast one for clean RMSNorm rows, one for clean LayerNorm rows (no NaN selects,
-// no overflow scale; streaming stores and a prefetch of the next row when mode.stream) and a
-// general one for every other row, where RMSNorm is LayerNorm with K = -0.0 and m = 0
-// (fma(v, s, -0.0) - 0 == v * s). All three apply the same arithmetic: the same bits.
+// no bias: Out(n_i * g_i), a plain product; NaN outputs are the canonical quiet NaN. A null gamma
+// reads neutral gains with step 0. Each op has a fast loop for clean rows (no NaN selects;
+// streaming stores and a prefetch of the next row when mode.stream) and a general one for every
+// other row, and LayerNorm has both with and without a bias: RMSNorm never goes through the
+// LayerNorm formula, and no call adds a "neutral" bias, so every path applies the reference's
+// operations -- the same bits in every rounding mode, signed zeros included.
 //
 // Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures
 // reloaded through a pointer, callee-saved registers) was up to a fifth of a 128-column row
 // (16384x128 on the AMD AVX-512 VM, same process: LayerNorm f32 53 -> 44 ns, RMSNorm bf16
 // round-once 31 -> 25 ns).
-template <class Arch, class Knobs, class In, class W, class Out>
+template <class Arch, op Op, class Knobs, class In, class W, class Out>
 NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols,
-                                     float factor, const row_stats& st, bool centered, const write_mode& mode,
+                                     float factor, const row_stats& st, const write_mode& mode,
                                      const In* next_row) {
   using B = typename shape<Arch>::batch;
   using Mid = mid_of<Knobs, In, W>;
   using table = neutral_table<W>;
   constexpr bool IL = interleaved_layout<In, W, Out>;
+  constexpr bool Centered = Op == op::layer_norm;
   constexpr std::size_t W2 = 2 * shape<Arch>::width;
-  const std::size_t g_step = gamma ? 1 : 0, b_step = beta ? 1 : 0;
+  const std::size_t g_step = gamma ? 1 : 0;
   const W* gp =
       gamma ? gamma : neutral_values<Arch, W>(Knobs::gain == gain_mode::plus_one ? table::zero : table::one);
-  const W* bp = beta ? beta : neutral_values<Arch, W>(table::minus_zero);
+  const W* bp = beta;
   const B f(factor), sc(st.scale), neg_k(-st.shift), mb(st.mean);
-  auto loop = [&](auto kind) NORMKIT_LAMBDA_ALWAYS_INLINE {
-    constexpr int Kind = decltype(kind)::value;  // 0: fast RMSNorm, 1: fast LayerNorm, 2: general
-    constexpr bool Fast = Kind != 2;
+  auto loop = [&](auto fast, auto bias) NORMKIT_LAMBDA_ALWAYS_INLINE {
+    constexpr bool Fast = decltype(fast)::value, HasBias = decltype(bias)::value;
     using Ops = std::conditional_t<Fast, finite_ops<Arch>, simd_ops<Arch>>;
     // Locals, not captures: the compiler reads a capture through the closure, and reloads it
     // after every store, which may alias it.
@@ -354,11 +357,14 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
     const In* const next = next_row;
     const std::size_t end = cols;
     auto compute = [=](B v, B g, B b) {
-      if constexpr (Kind == 0)
-        return affine<Knobs, Mid, Ops, false>(normalized<Knobs, Ops>(v, f), gain_value<Knobs>(g), b);
-      else
-        return affine<Knobs, Mid, Ops, true>(
-            normalized<Knobs, Ops>(arch_impl::fma<Arch>(v, sc, neg_k) - mb, f), gain_value<Knobs>(g), b);
+      B c;
+      if constexpr (Centered)  // contract: c_i = d_i - m, d_i = fma(f(x_i), scale, -K)
+        c = arch_impl::fma<Arch>(v, sc, neg_k) - mb;
+      else if constexpr (Fast)  // clean RMSNorm rows have scale 1
+        c = v;
+      else  // contract (overflow): x'_i = f(x_i) * 2^-e
+        c = v * sc;
+      return affine<Knobs, Mid, Ops, HasBias>(normalized<Knobs, Ops>(c, f), gain_value<Knobs>(g), b);
     };
     // One chunk of 2W elements at i, or (partial) the n < 2W left, through zero-padded copies
     // that never leave the row. Kept apart so the full one stays small enough to inline.
@@ -366,8 +372,8 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
       B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
       chunk_io<In, Arch, IL>::load(x + i, xa, xb);
       chunk_io<W, Arch, IL>::load(gp + i * g_step, ga, gb);
-      if constexpr (Kind != 0)
-        chunk_io<W, Arch, IL>::load(bp + i * b_step, ba, bb);
+      if constexpr (HasBias)
+        chunk_io<W, Arch, IL>::load(bp + i, ba, bb);
       ra = compute(xa, ga, ba);
       rb = compute(xb, gb, bb);
     };
@@ -375,8 +381,8 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
       B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
       load_chunk_partial<Arch, IL>(x + i, n, xa, xb);
       load_chunk_partial<Arch, IL>(gp + i * g_step, n, ga, gb);
-      if constexpr (Kind != 0)
-        load_chunk_partial<Arch, IL>(bp + i * b_step, n, ba, bb);
+      if constexpr (HasBias)
+        load_chunk_partial<Arch, IL>(bp + i, n, ba, bb);
       Out buf[W2];
       chunk_io<Out, Arch, IL>::template store<Fast, false>(buf, compute(xa, ga, ba), compute(xb, gb, bb));
       copy_short<W2>(yo + i, buf, n);
@@ -407,12 +413,25 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
     if (i < end)
       partial(i, end - i);
   };
-  if (!(mode.gains_finite && clean_factor<Knobs>(factor) && (centered || st.scale == 1.0f)))
-    loop(std::integral_constant<int, 2>{});
-  else if (centered)
-    loop(std::integral_constant<int, 1>{});
-  else
-    loop(std::integral_constant<int, 0>{});
+  using yes = std::true_type;
+  using no = std::false_type;
+  const bool clean = mode.gains_finite && clean_factor<Knobs>(factor) && (Centered || st.scale == 1.0f);
+  if constexpr (!Centered) {
+    if (clean)
+      loop(yes{}, no{});
+    else
+      loop(no{}, no{});
+  } else if (bp) {
+    if (clean)
+      loop(yes{}, yes{});
+    else
+      loop(no{}, yes{});
+  } else {
+    if (clean)
+      loop(yes{}, no{});
+    else
+      loop(no{}, no{});
+  }
 }
 
 // Bulk conversion with the bits of types.hpp (NaN payloads kept, not canonicalized).
@@ -472,8 +491,8 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
       if (st[k].nan_row)
         fill_nan<Arch>(yr, cols);
       else
-        write_row<Arch, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, factors[k], st[k], Op == op::layer_norm,
-                                           mode, r + 1 == rows ? nullptr : xr + x_stride);
+        write_row<Arch, Op, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, factors[k], st[k], mode,
+                                               r + 1 == rows ? nullptr : xr + x_stride);
     }
   }
   if (mode.stream)
@@ -484,3 +503,5 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
 }  // namespace normkit
 
 NORMKIT_INTRINSICS_END
+
+#include "fp_precise_end.hpp"

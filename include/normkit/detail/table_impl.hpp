@@ -2,6 +2,8 @@
 // (cmake/normkit_isa.cpp) and tests; needs the arch's -m flags.
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cstddef>  // std::size_t
 #include <utility>  // std::index_sequence
 
@@ -71,3 +73,5 @@ const kernel_table& kernel_table_for() {
 
 }  // namespace detail
 }  // namespace normkit
+
+#include "fp_precise_end.hpp"

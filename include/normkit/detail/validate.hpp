@@ -2,11 +2,14 @@
 // undefined: each case below returns its own status (status.hpp) before any memory is touched.
 #pragma once
 
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uintptr_t, PTRDIFF_MAX
+#include <cstdint>      // std::uintptr_t, std::uint32_t, PTRDIFF_MAX
 #include <type_traits>  // std::is_same
 
 #include "../status.hpp"
+#include "../types.hpp"  // detail::float_bits
 #include "abi.hpp"
 
 namespace normkit {
@@ -54,7 +57,10 @@ bool misaligned(const T* p) {
 template <class In, class W, class Out>
 status validate(const In* x, const W* gamma, const W* beta, const Out* y, std::size_t rows, std::size_t cols,
                 float eps, std::size_t x_stride, std::size_t y_stride) {
-  if (!(eps >= 0.0f) || !(eps <= 3.40282346638528859811704183484516925440e+38f))
+  // On the bits, not with ordered compares: `eps >= 0` raises FE_INVALID for a NaN (a SIGFPE
+  // when the caller enabled that trap). Valid: +0 ... FLT_MAX (0x7f7fffff) and -0.
+  const std::uint32_t eps_bits = detail::float_bits(eps);
+  if (eps_bits > 0x7f7fffffu && eps_bits != 0x80000000u)
     return status::invalid_eps;
   if (x_stride < cols || y_stride < cols)
     return status::invalid_stride;
@@ -84,3 +90,5 @@ status validate(const In* x, const W* gamma, const W* beta, const Out* y, std::s
 }  // namespace impl
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
+
+#include "fp_precise_end.hpp"
