@@ -1,18 +1,19 @@
 // normkit: the scalar references -- THE definition of the bits -- and the fp64 oracle.
 //
-// Plain loops over one row, a `float p[64]` for the canonical sum, std::fma wherever the
+// Plain loops over one row, a `float p[64]` for the canonical sum, fma wherever the
 // contract has a*b+c, and a single IEEE operation for every other step, so no contraction flag
 // (-ffp-contract=fast) or -march can change a bit. Every SIMD path must return exactly these
 // bits (DESIGN.md, "The numerical contract").
 #pragma once
 
-#include <cmath>    // std::fma, std::sqrt, std::fabs
+#include <cmath>    // std::sqrt (double, the oracle)
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint32_t
 
 #include "detail/abi.hpp"
 #include "detail/canonical_sum.hpp"
 #include "detail/epilogue.hpp"
+#include "detail/math.hpp"
 #include "detail/validate.hpp"
 #include "policy.hpp"
 #include "status.hpp"
@@ -26,9 +27,9 @@ namespace impl {
 using namespace ::normkit::detail;
 
 struct scalar_ops {
-  static float fma(float a, float b, float c) { return std::fma(a, b, c); }
+  static float fma(float a, float b, float c) { return fma_f32(a, b, c); }
   static float div(float a, float b) { return a / b; }
-  static float sqrt(float a) { return std::sqrt(a); }
+  static float sqrt(float a) { return sqrt_f32(a); }
   template <class T>
   static float round_through(float v) {
     return to_float(from_float<T>(v));  // f(T(v)): the round-twice intermediate
@@ -46,7 +47,7 @@ float sum_squares(const In* x, std::size_t cols, float scale) {
   float p[canonical_lanes] = {};
   for (std::size_t i = 0; i < cols; ++i) {
     const float v = to_float(x[i]) * scale;
-    p[i % canonical_lanes] = std::fma(v, v, p[i % canonical_lanes]);
+    p[i % canonical_lanes] = fma_f32(v, v, p[i % canonical_lanes]);
   }
   return fold_halves<scalar_tag, canonical_lanes>(p);
 }
@@ -107,15 +108,15 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
     for (std::size_t i = 0; i < cols; ++i) {
       // contract: d_i = f(x_i) - K, written as fma(f(x_i), 2^-e, -K) so that no contraction flag
       // can fuse the overflow path's scaling differently (scale is 1 otherwise: exact).
-      const float d = std::fma(to_float(x[i]), scale, -shift);
+      const float d = detail::fma_f32(to_float(x[i]), scale, -shift);
       p[i % detail::canonical_lanes] = p[i % detail::canonical_lanes] + d;
     }
     mean = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) /
            static_cast<float>(cols);  // contract: m = csum(d_i) / float(d)
     float q[detail::canonical_lanes] = {};
     for (std::size_t i = 0; i < cols; ++i) {
-      const float c = std::fma(to_float(x[i]), scale, -shift) - mean;
-      q[i % detail::canonical_lanes] = std::fma(c, c, q[i % detail::canonical_lanes]);
+      const float c = detail::fma_f32(to_float(x[i]), scale, -shift) - mean;
+      q[i % detail::canonical_lanes] = detail::fma_f32(c, c, q[i % detail::canonical_lanes]);
     }
     var = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(q);
   };
@@ -132,7 +133,7 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
   // contract: var = csum(c_i^2) / float(d); inv = 1 / sqrt(var + eps)
   const float factor = detail::row_factor<Knobs, impl::scalar_ops>(var, static_cast<float>(cols), eps);
   impl::write_row<Knobs, In, W, Out>(gamma, beta, y, cols, factor, [&](std::size_t i) {
-    return std::fma(to_float(x[i]), scale, -shift) - mean;
+    return detail::fma_f32(to_float(x[i]), scale, -shift) - mean;
   });
 }
 

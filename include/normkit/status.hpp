@@ -1,6 +1,8 @@
 // normkit: status codes returned by every entry point (no exceptions needed).
 #pragma once
 
+#include "detail/abi.hpp"
+
 namespace normkit {
 
 // Every public entry point returns one of these; nothing on a bad argument is undefined.
@@ -11,6 +13,7 @@ enum class [[nodiscard]] status{
     unsupported_isa,   // an ISA that is not compiled into this binary (set_isa only)
 };
 
+inline namespace NORMKIT_ABI_NAMESPACE {  // every function: detail/abi.hpp
 constexpr const char* to_string(status s) noexcept {
   switch (s) {
     case status::ok:
@@ -22,5 +25,6 @@ constexpr const char* to_string(status s) noexcept {
   }
   return "unknown status";
 }
+}  // namespace NORMKIT_ABI_NAMESPACE
 
 }  // namespace normkit

@@ -8,7 +8,10 @@
 
 #include <cstddef>  // std::size_t
 
+#include "abi.hpp"
+
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 constexpr std::size_t canonical_lanes = 64;  // K: fixed forever once golden data exists
@@ -30,4 +33,5 @@ float fold_halves(float* p) {
 }
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit

@@ -18,12 +18,14 @@
 #include <type_traits>  // std::is_same
 
 #include "../types.hpp"
+#include "abi.hpp"
 #include "convert.hpp"
 #include "diagnostics.hpp"
 
 NORMKIT_INTRINSICS_BEGIN
 
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 template <class In, class W, class Out>
@@ -118,6 +120,7 @@ xsimd::batch_bool<float, Arch> chunk_lanes_below(std::size_t r, std::size_t n) {
 }
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 NORMKIT_INTRINSICS_END
