@@ -18,8 +18,9 @@ const char* NORMKIT_REPRO_FN(const normkit::bf16* x, const normkit::bf16* gamma,
   if (normkit::layer_norm<normkit::pytorch>(xf, gf, bf, yf, repro_rows, repro_cols, 1e-5f) !=
       normkit::status::ok)
     return nullptr;
-  normkit::fp16 h[repro_cols];
-  float back[repro_cols];
+  // Initialized: g++ 12 -O1 warns (maybe-uninitialized) on the const view validate() takes.
+  normkit::fp16 h[repro_cols] = {};
+  float back[repro_cols] = {};
   if (normkit::convert(xf, h, repro_cols) != normkit::status::ok ||
       normkit::convert(h, back, repro_cols) != normkit::status::ok)
     return nullptr;
