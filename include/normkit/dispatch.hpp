@@ -31,6 +31,7 @@ namespace normkit {
 
 enum class isa { scalar = 0, avx2 = 1, avx512 = 2, neon = 3 };
 
+inline namespace NORMKIT_ABI_NAMESPACE {
 constexpr const char* to_string(isa i) noexcept {
   switch (i) {
     case isa::scalar:
@@ -45,7 +46,6 @@ constexpr const char* to_string(isa i) noexcept {
   return "unknown";
 }
 
-inline namespace NORMKIT_ABI_NAMESPACE {
 // Per-configuration internals (ABI-tagged by the inline namespace, see detail/abi.hpp).
 namespace impl {
 

@@ -11,10 +11,6 @@
 // exceptions, no global state beyond the ISA choice (dispatch.hpp).
 #pragma once
 
-#define NORMKIT_VERSION_MAJOR 0
-#define NORMKIT_VERSION_MINOR 1
-#define NORMKIT_VERSION_PATCH 0
-
 #include "convert.hpp"
 #include "dispatch.hpp"
 #include "layer_norm.hpp"
@@ -23,3 +19,4 @@
 #include "rms_norm.hpp"
 #include "status.hpp"
 #include "types.hpp"
+#include "version.hpp"

@@ -8,6 +8,8 @@
 //   normalize  multiply : n = x * (1 / sqrt(ms + eps))   divide : n = x / sqrt(ms + eps)
 #pragma once
 
+#include "detail/abi.hpp"
+
 namespace normkit {
 
 enum class rounding { once, twice };
@@ -76,10 +78,12 @@ struct onnx : policy<rounding::twice, gain_mode::plain, normalize::divide> {
 //   agrees on 74 %.
 struct onnxruntime : policy<rounding::once, gain_mode::plain, normalize::divide> {};
 
+inline namespace NORMKIT_ABI_NAMESPACE {  // with the rest of detail: detail/abi.hpp
 namespace detail {
 // The kernels see only the knobs, so presets with equal knobs share one instantiation.
 template <class Policy>
 using knobs_of = policy<Policy::round, Policy::gain, Policy::norm, Policy::mid>;
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 
 }  // namespace normkit

@@ -1,6 +1,6 @@
 // normkit: the scalar references -- THE definition of the bits -- and the fp64 oracle.
 //
-// Plain loops over one row, a `float p[64]` for the canonical sum, std::fma wherever the
+// Plain loops over one row, a `float p[64]` for the canonical sum, fma wherever the
 // contract has a*b+c, and a single IEEE operation for every other step, so no contraction flag
 // (-ffp-contract=fast) or -march can change a bit. Every SIMD path must return exactly these
 // bits (DESIGN.md, "The numerical contract").
@@ -8,13 +8,14 @@
 
 #include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
-#include <cmath>    // std::fma, std::sqrt, std::fabs
+#include <cmath>    // std::sqrt (double, the oracle)
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint32_t
 
 #include "detail/abi.hpp"
 #include "detail/canonical_sum.hpp"
 #include "detail/epilogue.hpp"
+#include "detail/math.hpp"
 #include "detail/validate.hpp"
 #include "policy.hpp"
 #include "status.hpp"
@@ -28,9 +29,9 @@ namespace impl {
 using namespace ::normkit::detail;
 
 struct scalar_ops {
-  static float fma(float a, float b, float c) { return std::fma(a, b, c); }
+  static float fma(float a, float b, float c) { return fma_f32(a, b, c); }
   static float div(float a, float b) { return a / b; }
-  static float sqrt(float a) { return std::sqrt(a); }
+  static float sqrt(float a) { return sqrt_f32(a); }
   template <class T>
   static float round_through(float v) {
     return to_float(from_float<T>(v));  // f(T(v)): the round-twice intermediate
@@ -48,7 +49,7 @@ float sum_squares(const In* x, std::size_t cols, float scale) {
   float p[canonical_lanes] = {};
   for (std::size_t i = 0; i < cols; ++i) {
     const float v = to_float(x[i]) * scale;
-    p[i % canonical_lanes] = std::fma(v, v, p[i % canonical_lanes]);
+    p[i % canonical_lanes] = fma_f32(v, v, p[i % canonical_lanes]);
   }
   return fold_halves<scalar_tag, canonical_lanes>(p);
 }
@@ -113,15 +114,15 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
     for (std::size_t i = 0; i < cols; ++i) {
       // contract: d_i = f(x_i) - K, written as fma(f(x_i), 2^-e, -K) so that no contraction flag
       // can fuse the overflow path's scaling differently (scale is 1 otherwise: exact).
-      const float di = std::fma(to_float(x[i]), scale, -shift);
+      const float di = detail::fma_f32(to_float(x[i]), scale, -shift);
       p[i % detail::canonical_lanes] = p[i % detail::canonical_lanes] + di;
     }
     // contract: m = csum(d_i) / float(d)
     mean = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) / d;
     float q[detail::canonical_lanes] = {};
     for (std::size_t i = 0; i < cols; ++i) {
-      const float c = std::fma(to_float(x[i]), scale, -shift) - mean;
-      q[i % detail::canonical_lanes] = std::fma(c, c, q[i % detail::canonical_lanes]);
+      const float c = detail::fma_f32(to_float(x[i]), scale, -shift) - mean;
+      q[i % detail::canonical_lanes] = detail::fma_f32(c, c, q[i % detail::canonical_lanes]);
     }
     sum_sq = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(q);
   };
@@ -147,7 +148,7 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
   // contract: var = S / float(d); inv = 1 / sqrt(var + eps)
   const float factor = detail::row_factor<Knobs, impl::scalar_ops>(sum_sq, d, eps);
   impl::write_row<Knobs, In, W, Out>(gamma, beta, y, cols, factor, [&](std::size_t i) {
-    return std::fma(to_float(x[i]), scale, -shift) - mean;
+    return detail::fma_f32(to_float(x[i]), scale, -shift) - mean;
   });
 }
 

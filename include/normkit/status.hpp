@@ -1,6 +1,8 @@
 // normkit: status codes returned by every entry point (no exceptions needed).
 #pragma once
 
+#include "detail/abi.hpp"
+
 namespace normkit {
 
 // Every public entry point returns one of these; nothing on a bad argument is undefined. Each
@@ -23,6 +25,7 @@ enum class [[nodiscard]] status{
     isa_above_ceiling = 9,   // set_isa: the ISA runs here but NORMKIT_ISA caps the process below it
 };
 
+inline namespace NORMKIT_ABI_NAMESPACE {  // every function: detail/abi.hpp
 // True for every status that reports a bad argument of a norm or convert call (what 0.1
 // reported as invalid_argument).
 constexpr bool is_invalid_argument(status s) noexcept {
@@ -75,5 +78,6 @@ constexpr const char* to_string(status s) noexcept {
     return "invalid_argument: a bad argument (deprecated value; normkit 0.2 returns a specific status)";
   return "unknown status";
 }
+}  // namespace NORMKIT_ABI_NAMESPACE
 
 }  // namespace normkit

@@ -14,6 +14,8 @@
 #include <cstring>      // std::memcpy
 #include <type_traits>  // std::is_same
 
+#include "detail/abi.hpp"
+
 #if defined(__GNUC__)
 // Conversions are forced inline so that no out-of-line copy compiled with one TU's -m flags can
 // be picked by the linker for another TU (TOOLCHAIN.md, X2).
@@ -27,7 +29,7 @@
 #endif
 
 namespace normkit {
-
+inline namespace NORMKIT_ABI_NAMESPACE {  // every function: detail/abi.hpp
 namespace detail {
 
 NORMKIT_ALWAYS_INLINE std::uint32_t float_bits(float f) noexcept {
@@ -116,6 +118,7 @@ NORMKIT_ALWAYS_INLINE std::uint32_t fp16_to_float_bits(std::uint16_t h) noexcept
 }
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 
 // Brain float: 1 sign, 8 exponent, 7 mantissa bits.
 struct bf16 {
@@ -162,6 +165,8 @@ struct is_storage_type
     : std::integral_constant<bool, std::is_same<T, float>::value || std::is_same<T, bf16>::value ||
                                        std::is_same<T, fp16>::value> {};
 
+inline namespace NORMKIT_ABI_NAMESPACE {
+
 // Exact widening of any storage type to the compute type.
 NORMKIT_ALWAYS_INLINE float to_float(float v) noexcept {
   return v;
@@ -179,6 +184,7 @@ NORMKIT_ALWAYS_INLINE T from_float(float v) noexcept {
   return T(v);
 }
 
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 #include "detail/fp_precise_end.hpp"

@@ -11,7 +11,10 @@
 
 #include <cstdint>  // std::uint16_t, std::uint32_t
 
+#include "abi.hpp"
+
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 namespace neon {
 
@@ -109,6 +112,7 @@ void prefetch(const void* p) {
 }  // namespace neon
 namespace arch_impl = neon;
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 #endif

@@ -14,11 +14,13 @@
 #include <cstdint>      // std::uint16_t, std::uint32_t
 #include <type_traits>  // std::is_base_of
 
+#include "abi.hpp"
 #include "diagnostics.hpp"
 
 NORMKIT_INTRINSICS_BEGIN
 
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 namespace x86 {
 
@@ -201,6 +203,7 @@ void prefetch(const void* p) {
 }  // namespace x86
 namespace arch_impl = x86;
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 NORMKIT_INTRINSICS_END

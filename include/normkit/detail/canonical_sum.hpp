@@ -10,7 +10,10 @@
 
 #include <cstddef>  // std::size_t
 
+#include "abi.hpp"
+
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 constexpr std::size_t canonical_lanes = 64;  // K: fixed forever once golden data exists
@@ -32,6 +35,7 @@ float fold_halves(float* p) {
 }
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 #include "fp_precise_end.hpp"

@@ -20,6 +20,7 @@
 #include <type_traits>  // std::is_same
 
 #include "../types.hpp"
+#include "abi.hpp"
 #include "convert.hpp"
 #include "diagnostics.hpp"
 #include "xsimd_compat.hpp"
@@ -27,6 +28,7 @@
 NORMKIT_INTRINSICS_BEGIN
 
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 template <class In, class W, class Out>
@@ -121,6 +123,7 @@ xsimd::batch_bool<float, Arch> chunk_lanes_below(std::size_t r, std::size_t n) {
 }
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 NORMKIT_INTRINSICS_END

@@ -10,6 +10,7 @@
 #include <cstdint>  // std::uint16_t, std::uint32_t
 
 #include "../types.hpp"
+#include "abi.hpp"
 #include "arch_neon.hpp"
 #include "arch_x86.hpp"
 #include "diagnostics.hpp"
@@ -18,6 +19,7 @@
 NORMKIT_INTRINSICS_BEGIN
 
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 template <class T, class Arch>
@@ -119,6 +121,7 @@ struct io<fp16, Arch> {
 };
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 NORMKIT_INTRINSICS_END

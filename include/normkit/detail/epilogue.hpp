@@ -5,14 +5,16 @@
 
 #include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
-#include <cmath>        // std::sqrt, std::frexp, std::ldexp, std::fabs
 #include <cstddef>      // std::size_t
 #include <type_traits>  // std::conditional_t
 
 #include "../policy.hpp"
 #include "../types.hpp"
+#include "abi.hpp"
+#include "math.hpp"
 
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 // The storage type of the round-twice intermediate.
@@ -75,8 +77,8 @@ struct overflow_scale {
 template <class Tag>
 overflow_scale make_overflow_scale(float max_abs, float eps) {
   int e = 0;
-  (void)std::frexp(max_abs, &e);
-  const float s = std::ldexp(1.0f, -e);  // exact: e <= 128, 2^-128 is a representable subnormal
+  (void)frexp_f32(max_abs, &e);
+  const float s = ldexp_f32(1.0f, -e);  // exact: e <= 128, 2^-128 is a representable subnormal
   return {s, (eps * s) * s};
 }
 
@@ -123,7 +125,7 @@ template <class Tag, class In>
 float max_abs(const In* x, std::size_t cols) {
   float m = 0.0f;
   for (std::size_t i = 0; i < cols; ++i) {
-    const float a = std::fabs(to_float(x[i]));
+    const float a = fabs_f32(to_float(x[i]));
     m = a > m ? a : m;
   }
   return m;
@@ -138,6 +140,7 @@ void fill_nan(Out* y, std::size_t cols) {
 }
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 #include "fp_precise_end.hpp"

@@ -9,7 +9,6 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include <algorithm>    // std::min, std::max
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uintptr_t, std::uint16_t, std::uint32_t
 #include <cstring>      // std::memcpy, std::memset
@@ -24,11 +23,13 @@
 #include "convert.hpp"
 #include "diagnostics.hpp"
 #include "epilogue.hpp"
+#include "math.hpp"
 #include "tuning.hpp"
 
 NORMKIT_INTRINSICS_BEGIN
 
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 enum class op { rms_norm, layer_norm };
@@ -193,7 +194,7 @@ bool all_finite_bits(const T* p, std::size_t n) {
   xsimd::max(top, UB::load_aligned(lanes) & magnitude).store_aligned(lanes);
   U worst = 0;
   for (std::size_t l = 0; l < L; ++l)
-    worst = std::max(worst, lanes[l]);
+    worst = max_of(worst, lanes[l]);
   return worst < exponent_field<T>::mask;
 }
 
@@ -391,10 +392,10 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
     std::size_t i = 0;
     if constexpr (Fast) {
       if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
-        const std::size_t head = std::min(
+        const std::size_t head = min_of(
             end, (cache_line - reinterpret_cast<std::uintptr_t>(yo) % cache_line) % cache_line / sizeof(Out));
         for (std::size_t k; i < head; i += k)
-          partial(i, k = std::min(W2, head - i));
+          partial(i, k = min_of(W2, head - i));
         for (; i + W2 <= end; i += W2) {
           B ra, rb;
           full(i, ra, rb);
@@ -461,13 +462,13 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
   // the order of reads and writes changes no bit. A group's input must still be in L1 when its
   // output pass reads it again.
   const std::size_t row_bytes = cols * sizeof(In);
-  const std::size_t group = std::min(width, std::max<std::size_t>(1, group_max_bytes / row_bytes));
+  const std::size_t group = min_of(width, max_of<std::size_t>(1, group_max_bytes / row_bytes));
   row_stats st[width];
   alignas(64) float sums[width], epss[width], factors[width];
   for (std::size_t k = 0; k < width; ++k)
     sums[k] = 0.0f, epss[k] = 1.0f;  // lanes past the group's rows: a harmless factor
   for (std::size_t r0 = 0; r0 < rows; r0 += group) {
-    const std::size_t n = std::min(group, rows - r0);
+    const std::size_t n = min_of(group, rows - r0);
     for (std::size_t k = 0; k < n; ++k) {
       const In* xr = x + (r0 + k) * x_stride;
       st[k] = Op == op::rms_norm ? rms_stats<Arch, IL>(xr, cols, eps)
@@ -500,6 +501,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
 }
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 NORMKIT_INTRINSICS_END

@@ -37,12 +37,12 @@ inline const kernel_table* active_table() {
   switch (active_isa()) {
 #if defined(__x86_64__) || defined(__i386__)
     case isa::avx2:
-      return &isa_table_avx2();
+      return &::normkit::NORMKIT_DISPATCH_AVX2_NAMESPACE::detail::isa_table();
     case isa::avx512:
-      return &isa_table_avx512();
+      return &::normkit::NORMKIT_DISPATCH_AVX512_NAMESPACE::detail::isa_table();
 #elif defined(__aarch64__)
     case isa::neon:
-      return &isa_table_neon();
+      return &::normkit::NORMKIT_DISPATCH_NEON_NAMESPACE::detail::isa_table();
 #endif
     default:
       return nullptr;

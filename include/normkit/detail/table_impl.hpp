@@ -7,10 +7,12 @@
 #include <cstddef>  // std::size_t
 #include <utility>  // std::index_sequence
 
+#include "abi.hpp"
 #include "kernels.hpp"
 #include "table.hpp"
 
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 template <class Arch, op Op, class Knobs, class In, class W, class Out>
@@ -72,6 +74,7 @@ const kernel_table& kernel_table_for() {
 }
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
 #include "fp_precise_end.hpp"

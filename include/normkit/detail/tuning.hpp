@@ -4,7 +4,10 @@
 
 #include <cstddef>  // std::size_t
 
+#include "abi.hpp"
+
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 // Calls whose output has at least this many bytes store it with non-temporal (streaming)
@@ -20,4 +23,5 @@ constexpr std::size_t cache_line = 64;
 constexpr std::size_t group_max_bytes = 8192;
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
