@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit_bench: what a user would otherwise run, and the copy roof.
 //
 // The baselines live in their own translation units (naive.cpp, eigen.cpp) compiled with

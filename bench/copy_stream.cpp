@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The streaming half of the copy roof: a copy whose stores bypass the caches (non-temporal).
 // At DRAM sizes it beats glibc's memcpy (no read-for-ownership of the destination); in cache it
 // loses badly, which is why the roof is the faster of the two. The AVX2 body is compiled with a

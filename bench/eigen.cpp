@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Eigen baseline: the row-wise Eigen 3.4 expression a user of Eigen would write, compiled at
 // -O3 -march=native. 16-bit rows are mapped as Eigen::bfloat16 / Eigen::half (layout-compatible
 // with normkit::bf16 / normkit::fp16) and cast to float inside the expression.

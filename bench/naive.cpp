@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The naive baseline: the scalar loops an engineer writes first (the seeds' RMSNorm: a serial sum
 // of squares, then y = x * inv * gamma), compiled at -O3 -march=native. Without -ffast-math the
 // compiler may not reorder the serial float sum, so the reduction stays one dependent chain: that

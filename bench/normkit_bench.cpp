@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit_bench: bandwidth of normkit's forward kernels, each ISA path forced, next to a copy
 // roof and the baselines a user would otherwise run, all in one process.
 //

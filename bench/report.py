@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """normkit benchmark report: runs normkit_bench and turns its JSON into a table and a plot.
 
   report.py run --bench build/bench/bench/normkit_bench [--quick] [--out-dir DIR] [--work-dir DIR]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Dependencies: the system package first (find_package); where it is missing and the network
 # allows, FetchContent at a pinned version. Debian 12: apt-get install libxsimd-dev
 # libeigen3-dev libgtest-dev libbenchmark-dev.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Runtime dispatch: one binary for every CPU of the platform.
 #
 # normkit::dispatch is a static library built from src/normkit_isa.cpp (cmake/normkit_isa.cpp in

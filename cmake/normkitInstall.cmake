@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Install rules: headers, the targets normkit::headers, normkit::dispatch (the prebuilt
 # runtime-dispatch library, so a find_package consumer compiles no kernel) and normkit::normkit,
 # a config + version file, pkg-config files, the ISA translation unit (for builds that compile

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Warnings as errors on the project's own targets only; never forced on consumers.
 add_library(normkit_warnings INTERFACE)
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")

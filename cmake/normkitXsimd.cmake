@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Locating xsimd, shared by the build (normkitDependencies.cmake) and the installed package
 # (normkitConfig.cmake). xsimd serves the SIMD paths only; the scalar reference needs nothing.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit runtime dispatch: one translation unit, compiled once per ISA with that ISA's flags into
 // normkit::dispatch (cmake/normkitDispatch.cmake; by hand: README, Without CMake), with NORMKIT_ISA_TU_<ISA>: every function it defines or
 // instantiates is in that ISA's own ABI namespace (detail/abi.hpp), and every kernel is also

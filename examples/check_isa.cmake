@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Runs a program (optionally after building it with the README's Makefile) and checks that it
 # reports a SIMD ISA when this CPU has AVX2 + FMA + F16C, read from /proc/cpuinfo independently of
 # normkit's own detection; on a CPU without them it prints SKIPPED (the test's skip expression).

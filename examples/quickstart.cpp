@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit quickstart: RMSNorm a bf16 batch with Llama's rounding convention.
 #include <normkit/normkit.hpp>
 

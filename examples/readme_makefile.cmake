@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # example_makefile_in_readme: the README's "Without CMake" block is examples/Makefile verbatim
 # (from its first variable line on), so the lines a reader copies are the lines ctest runs.
 #   cmake -DREADME=<README.md> -DMAKEFILE=<examples/Makefile> -P readme_makefile.cmake

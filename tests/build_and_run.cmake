@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ctest -P script: compiles one test source with a compiler other than the build's (CXX) and the
 # flags under test (FLAGS, "|"-separated), links gtest (LIBS, "|"-separated), runs the binary.
 # Used for the corpus hash under clang's unsafe-math flags (tests/CMakeLists.txt).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ctest script: no object compiled with ISA flags may define a linkable symbol that code of
 # another configuration could bind to (TOOLCHAIN.md, X2: the linker keeps one copy of a COMDAT
 # symbol; an AVX2 copy of a shared helper is a SIGILL on an older CPU, an AVX-512 copy one on an

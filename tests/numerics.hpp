@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit tests: independent arithmetic for deriving expected bits (fp32 steps, rounding to a
 // storage type, ulp distances) and the small helpers the numerics tests (test_rms_norm,
 // test_layer_norm, test_presets) share. None of it calls the code under test.

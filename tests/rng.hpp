@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit tests: the deterministic generator, shared by the GoogleTest suites (via support.hpp)
 // and the fuzz harnesses (tests/fuzz/guarded.hpp), which must not depend on GoogleTest.
 #pragma once

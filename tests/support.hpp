@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit tests: shared generators, bit comparison and ISA selection.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The canonical reduction order (DESIGN.md, "Canonical sum") is what the reference and every ISA
 // implement. The rows below put large and small magnitudes at chosen indices mod 64 so that the
 // sum of squares depends on the order; the expected outputs come from this file's own reading of

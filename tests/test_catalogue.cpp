@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bad-input catalogue: one test per case a model or a caller can throw at the API, each
 // asserting the documented behaviour (DESIGN.md) on every ISA, with exact bits wherever the
 // contract defines them. tests/fuzz/CATALOGUE.md lists the same cases next to PyTorch's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One set of bits everywhere: a fixed corpus of inputs (integer-only generator, identical on
 // every platform) run through every op, preset and storage combination; the FNV-1a hash of all
 // outputs must equal the value pinned below on every ISA (scalar, AVX2, AVX-512, NEON), in

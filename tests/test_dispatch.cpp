@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runtime ISA choice (dispatch.hpp): best supported ISA by default; NORMKIT_ISA (any case) is a
 // ceiling, and a ceiling the CPU lacks falls back to the best ISA below it; an unknown value is
 // ignored and reported once; set_isa selects exactly a runnable ISA within the ceiling or changes

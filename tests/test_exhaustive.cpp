@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exhaustive narrowing (ctest label "exhaustive"): every one of the 2^32 float bit patterns,
 // narrowed to bf16 and to fp16 by the scalar conversion and by normkit::convert on every ISA this
 // CPU runs, is checked against an independent formula -- rounding done on the real value in

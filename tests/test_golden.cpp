@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Golden vectors: normkit's presets against the real framework modules (HF transformers,
 // torch.nn, ONNX Runtime, the ONNX spec's function body, ml_dtypes). The data was produced by
 // tests/golden/generate.py (versions in each file's header and in tests/golden/README.md) and is

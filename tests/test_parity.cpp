@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parity: every ISA path returns exactly the bits of normkit::reference (DESIGN.md, promise 2:
 // "the same bits ... whatever the ISA, pointer alignment, row stride, number of rows, position of
 // the row in the batch"). Every test is a TEST_P over the ISAs; it selects the ISA with set_isa,

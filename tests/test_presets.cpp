@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Presets against hand transcriptions of their frameworks' formulas (the lines policy.hpp cites),
 // bit-exact. Rows are small integers times 2^-5, so every sum of squares and every mean is exact
 // in fp32 in any order: the reduction order cannot matter, and every other step is an elementwise

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: bulk conversion between storage types, with exactly the bits of types.hpp on every
 // ISA (round to nearest even, subnormals kept, NaN quieted with its payload kept).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: which ISA path runs.
 //
 // Runtime mode (NORMKIT_RUNTIME_DISPATCH; the CMake target normkit::normkit defines it and links

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: LayerNorm forward, shifted two-pass (never E[x^2] - E[x]^2).
 //
 //   y[r][i] = Out(policy((f(x[r][i]) - mean) / sqrt(var + eps), gamma[i], beta[i]))

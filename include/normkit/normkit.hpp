@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: RMSNorm and LayerNorm kernels for LLM inference whose every rounding is a
 // compile-time policy and whose bits are the same on every ISA.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: rounding policies and model presets.
 //
 // A policy is a type; every knob is a compile-time choice, so a port picks its checkpoint's

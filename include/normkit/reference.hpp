@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: the scalar references -- THE definition of the bits -- and the fp64 oracle.
 //
 // Plain loops over one row, a `float p[64]` for the canonical sum, fma wherever the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: RMSNorm forward.
 //
 //   y[r][i] = Out(policy(f(x[r][i]) / sqrt(mean_i f(x[r][i])^2 + eps), gamma[i]))

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: status codes returned by every entry point (no exceptions needed).
 #pragma once
 

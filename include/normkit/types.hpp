@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: 16-bit storage types and their exact conversions.
 //
 // bf16 and fp16 are plain 2-byte values, layout-compatible with torch.bfloat16 / torch.float16 /

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: the library version, in one place (the top-level CMakeLists.txt parses it from here).
 // It is also part of every ABI namespace (detail/abi.hpp), so that two normkit versions linked
 // into one process never bind to each other's functions or kernels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The symbol probe (ctest isa_symbols_matrix_*): a small TU that takes the code paths whose
 // symbols an object compiled with ISA flags emits, compiled per (compiler, -O level, ISA) and
 // checked by check_isa_symbols.cmake. Compiling all of normkit_isa.cpp 16 times would cost

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The static SIGILL repro (issue 21, item 1): a program made of a default-flags user TU and an
 // AVX2 user TU, both calling normkit, linked with the AVX2 object first. Run on a CPU without
 // AVX2 (qemu-x86_64 -cpu Nehalem) it must take the baseline path without executing one AVX2

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The static SIGILL repro: the shape and the two user functions (sigill_tu.cpp, compiled twice).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One user translation unit of the static SIGILL repro (issue 21, item 1). Compiled twice:
 // once with -mavx2 -mfma -mf16c (NORMKIT_REPRO_FN=run_isa), once with the default flags
 // (NORMKIT_REPRO_FN=run_base); the ISA object is linked first, so any weak symbol both objects

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """What PyTorch (CPU) does with the bad-input catalogue (tests/fuzz/CATALOGUE.md, README "Bad inputs").
 
 One line per case, with the inputs of the matching test in tests/test_catalogue.cpp where PyTorch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Differential fuzzing of normkit::convert<Src, Dst>(src, dst, n) through the public API.
 //
 // One input picks Src/Dst, n in [0, 4096] (biased to vector widths +-1), placement (ends at a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Differential fuzzing of the forward ops (rms_norm, layer_norm) through the public API.
 //
 // One input picks: op, In/W/Out storage types, policy, rows 0-8, cols 0-4096 (biased to vector

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit fuzzing support: tensors in their own mappings between PROT_NONE guard pages, with
 // everything that is not a row element filled with a canary and (under ASan) poisoned, so any
 // read or write outside the rows a call was given crashes or shows up as a changed canary.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Corpus replay without libFuzzer (g++ builds, sanitizer builds without -fsanitize=fuzzer): runs
 // LLVMFuzzerTestOneInput once on every file named on the command line or found in a directory
 // named there (sorted, so runs are reproducible), then, with --random=N[:seed], on N inputs of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit fuzzing support: storage values from the fuzz input -- raw bit patterns, and classes
 // of rows that reach every branch of the kernels (ordinary, shifted mean, overflow, underflow,
 // subnormal, constant, zero, specials sprinkled at chosen positions).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Golden vectors for normkit from the real framework modules.
 
 Runs the normalization modules of HF transformers, PyTorch, ONNX Runtime (and the ONNX spec's

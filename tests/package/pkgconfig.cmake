@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # package_pkgconfig: compile the consumer with nothing but the compiler and
 # `pkg-config --cflags --libs normkit` against the installed prefix, then run it.
 #   cmake -DPKG_CONFIG=<pkg-config> -DPREFIX=<install prefix> -DCXX=<compiler> -DSOURCE=<main.cpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: configuration checks and the ABI tag of every function normkit defines.
 //
 // Two translation units built with different ISA flags emit the same inline or template symbol

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: the AArch64 NEON pieces xsimd 8.1 lacks -- 16-bit widen/pack and fp16 conversions.
 // Templates on Arch, like arch_x86.hpp, so no symbol is shared with baseline code.
 #pragma once

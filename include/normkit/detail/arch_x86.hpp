@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: the x86 pieces xsimd 8.1 lacks -- 16-bit widen/pack and F16C conversions.
 // One intrinsic per arch family (g++ 12 turns pure-xsimd 16-bit widening into stack round trips,
 // TOOLCHAIN.md section 2). Every function is a template on Arch: per-ISA translation units then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: the canonical reduction order, shared by the reference and every SIMD path.
 //
 // contract: csum(v) = 64 partial sums; term i goes to partial i mod 64 in increasing i; the row

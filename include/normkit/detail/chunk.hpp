@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: how the kernels hold a chunk of 2 * width consecutive elements in two registers.
 // The layout is fixed per kernel instantiation:
 //   split        a = elements [0, W), b = elements [W, 2W)            every storage type

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: SIMD loads, stores and round trips of each storage type, bit-equal to the scalar
 // conversions in types.hpp (test_types checks every 16-bit pattern and, under the exhaustive
 // label, every float pattern, per ISA).

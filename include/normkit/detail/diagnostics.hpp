@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: g++ 12 reports its own AVX-512 intrinsics (_mm512_undefined_* inside vpslld,
 // vextractf32x8, vpmovdw, ...) as uninitialized wherever they are inlined, with -march=native
 // on an AVX-512 CPU (GCC bug 105593, fixed in 13), and a user's -Werror build would fail on it.

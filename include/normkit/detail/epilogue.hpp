@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: how a policy turns into arithmetic. Written once over a value type V (float in the
 // reference, an xsimd batch in the kernels) and an Ops type that supplies fma and
 // "round through a storage type", so every path applies the same operations in the same order.

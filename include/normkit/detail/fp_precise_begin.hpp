@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: opens a region of IEEE floating-point semantics for clang; every normkit header that
 // holds floating-point code includes it right after `#pragma once` and fp_precise_end.hpp at its
 // end (no include guard on purpose: each inclusion pushes once, its end pops once).

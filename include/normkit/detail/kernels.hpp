@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: the SIMD kernels, written once and templated on the xsimd arch (fma3<avx2>,
 // avx512bw, neon64). Rows move in chunks of two registers (chunk.hpp). The 64 canonical partials
 // live in 64 / lanes registers, so each term lands in the partial the reference puts it in,

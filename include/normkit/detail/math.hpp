@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: the few math functions the kernels and the reference call, as normkit's own functions.
 //
 // libstdc++'s std::fma/sqrt/fabs/frexp/ldexp(float) and std::min/max are inline functions of

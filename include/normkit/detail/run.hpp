@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: from a validated call to the path that runs it (reference, static arch, or the
 // runtime table). Knobs are canonicalized first so equal-bits policies share one kernel.
 #pragma once

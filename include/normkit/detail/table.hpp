@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: the runtime-dispatch kernel table. A per-ISA translation unit instantiates
 // kernel_table_for<Arch>() (templated on Arch, and in that TU's own ABI namespace, so no symbol
 // is shared between ISAs); the dispatcher looks an entry up by op, knobs and storage types. The

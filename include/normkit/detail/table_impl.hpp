@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: fills a kernel_table for one arch. Included only by per-ISA translation units
 // (cmake/normkit_isa.cpp) and tests; needs the arch's -m flags.
 #pragma once

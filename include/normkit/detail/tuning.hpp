@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: performance thresholds. They choose between loops that give the same bits, never
 // between results; tests size their cases from them so that every loop runs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: argument checks shared by the norm entry points. Nothing on a bad argument is
 // undefined: each case below returns its own status (status.hpp) before any memory is touched.
 #pragma once

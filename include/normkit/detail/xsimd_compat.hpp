@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // normkit: the xsimd API differences between the majors normkit supports (8.1 through 14), in
 // one place, so that the kernels spell each operation once. Selected by XSIMD_VERSION_MAJOR.
 #pragma once

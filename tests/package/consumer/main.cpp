@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Packaging check: the consumer compiles, links what its route brings, gets the reference's bits
 // from the path that runs, and runs a SIMD path when the CPU has AVX2 + FMA + F16C (asked of the
 // compiler's own cpuid support, independently of normkit's detection).
