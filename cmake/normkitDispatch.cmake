@@ -35,7 +35,7 @@ function(normkit_enable_dispatch target)
     message(FATAL_ERROR "normkit_enable_dispatch: normkit::normkit is not defined")
   endif()
   if(NOT TARGET xsimd)
-    message(FATAL_ERROR "normkit_enable_dispatch: the SIMD paths need xsimd ${NORMKIT_XSIMD_MIN_VERSION} or newer "
+    message(FATAL_ERROR "normkit_enable_dispatch: the SIMD paths need xsimd 8.1 or newer "
                         "(install it, or set xsimd_DIR or NORMKIT_XSIMD_INCLUDE_DIR); without it normkit::normkit "
                         "is the scalar reference")
   endif()
