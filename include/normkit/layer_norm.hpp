@@ -3,7 +3,7 @@
 //
 //   y[r][i] = Out(policy((f(x[r][i]) - mean) / sqrt(var + eps), gamma[i], beta[i]))
 //
-// with the exact rounding points, reduction order and special-value rules of DESIGN.md.
+// with the exact rounding points, reduction order and special-value rules of docs/contract.md.
 #pragma once
 
 #include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header

@@ -2,7 +2,7 @@
 // normkit: rounding policies and model presets.
 //
 // A policy is a type; every knob is a compile-time choice, so a port picks its checkpoint's
-// convention once and the compiler removes the others. The knobs (DESIGN.md, "Policy knobs"):
+// convention once and the compiler removes the others. The knobs (docs/contract.md, output step):
 //   rounding   once : y = Out(n * g)                 twice : y = Out(f(Mid(n)) * g)
 //   mid        the round-twice intermediate type: the input type (Llama) or the gain type (T5)
 //   gain       plain : g = f(gamma)                  plus_one : g = 1.0f + f(gamma)  (fp32 add)

@@ -4,7 +4,7 @@
 // Plain loops over one row, a `float p[64]` for the canonical sum, fma wherever the
 // contract has a*b+c, and a single IEEE operation for every other step, so no contraction flag
 // (-ffp-contract=fast) or -march can change a bit. Every SIMD path must return exactly these
-// bits (DESIGN.md, "The numerical contract").
+// bits (docs/contract.md).
 #pragma once
 
 #include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
@@ -72,7 +72,7 @@ void write_row(const W* gamma, const W* beta, Out* y, std::size_t cols, float fa
 
 namespace reference {
 
-// One RMSNorm row (DESIGN.md):
+// One RMSNorm row (docs/contract.md):
 //   s = csum(f(x_i)^2); ms = s / float(d); inv = 1 / sqrt(ms + eps); n_i = f(x_i) * inv; policy.
 // A row with a NaN or Inf gives canonical NaNs; a finite row whose sum of squares overflows is
 // recomputed on x * 2^-e.

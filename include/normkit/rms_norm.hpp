@@ -4,7 +4,7 @@
 //   y[r][i] = Out(policy(f(x[r][i]) / sqrt(mean_i f(x[r][i])^2 + eps), gamma[i]))
 //
 // for every row r, with the exact rounding points, reduction order and special-value rules of
-// DESIGN.md. Same bits on every ISA, alignment, stride, row count and row position.
+// docs/contract.md. Same bits on every ISA, alignment, stride, row count and row position.
 #pragma once
 
 #include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header

@@ -19,7 +19,7 @@
 
 #if defined(__GNUC__)
 // Conversions are forced inline so that no out-of-line copy compiled with one TU's -m flags can
-// be picked by the linker for another TU (TOOLCHAIN.md, X2).
+// be picked by the linker for another TU (detail/abi.hpp).
 #define NORMKIT_ALWAYS_INLINE inline __attribute__((always_inline))
 // Forced inline for a lambda (the attribute goes after its parameter list); the kernels use it
 // for speed, on the per-row loop of write_row (kernels.hpp).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // normkit: what the CPU can run, asked once. cpuid plus XGETBV, so an OS that does not save
-// AVX/AVX-512 state counts as lacking them (xsimd 8.1 skips that check, TOOLCHAIN.md section 1).
+// AVX/AVX-512 state counts as lacking them (xsimd 8.1 skips that check).
 #pragma once
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -459,7 +459,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
   mode.stream = rows * cols * sizeof(Out) >= stream_min_bytes;
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
-  // latency is then paid once per group (PERF.md lesson 2); rows are disjoint (validate.hpp), so
+  // latency is then paid once per group (bench/README.md); rows are disjoint (validate.hpp), so
   // the order of reads and writes changes no bit. A group's input must still be in L1 when its
   // output pass reads it again.
   const std::size_t row_bytes = cols * sizeof(In);

@@ -12,7 +12,7 @@ inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 // Calls whose output has at least this many bytes store it with non-temporal (streaming)
-// stores: PERF.md lesson 3 -- they pay for outputs that do not fit the cache (+25-45 % at the L3
+// stores: they pay for outputs that do not fit the cache (+25-45 % at the L3
 // edge) and cost up to 70 % when the data is hot.
 constexpr std::size_t stream_min_bytes = std::size_t(8) << 20;
 

@@ -50,7 +50,7 @@ bool misaligned(const T* p) {
   return reinterpret_cast<std::uintptr_t>(p) % alignof(T) != 0;
 }
 
-// contract (DESIGN.md, Public API): invalid are a null x or y with non-zero sizes, a stride
+// contract (docs/contract.md; README, status table): invalid are a null x or y with non-zero sizes, a stride
 // smaller than cols, eps negative / NaN / Inf, a pointer misaligned for its element type, a
 // tensor whose extent overflows the address space, and y overlapping x, gamma or beta unless y
 // is x itself with the same element type and stride (in place). Gaps between strided rows are
