@@ -91,13 +91,17 @@ inline bool runnable(isa i) {
 }
 
 // The best runnable ISA not above `cap` (an ISA of another platform caps to the scalar path).
+// Not above `cap`: scalar always; otherwise the same family (x86 or NEON) and not higher.
+inline bool not_above(isa i, isa cap) {
+  return i == isa::scalar ||
+         ((i == isa::neon) == (cap == isa::neon) && static_cast<int>(i) <= static_cast<int>(cap));
+}
+
 inline isa best_up_to(isa cap) {
   const isa order[] = {isa::avx512, isa::avx2, isa::neon};
-  for (isa i : order) {
-    const bool same_family = (i == isa::neon) == (cap == isa::neon);
-    if (same_family && static_cast<int>(i) <= static_cast<int>(cap) && runnable(i))
+  for (isa i : order)
+    if (not_above(i, cap) && runnable(i))
       return i;
-  }
   return isa::scalar;
 }
 
@@ -144,11 +148,8 @@ inline const isa_environment& isa_env() {
   return env;
 }
 
-// Not above the ceiling: scalar always; otherwise the same family (x86 or NEON) and not higher.
 inline bool within_ceiling(isa i) {
-  const isa cap = isa_env().ceiling;
-  return i == isa::scalar ||
-         ((i == isa::neon) == (cap == isa::neon) && static_cast<int>(i) <= static_cast<int>(cap));
+  return not_above(i, isa_env().ceiling);
 }
 
 inline std::atomic<int>& isa_state() {

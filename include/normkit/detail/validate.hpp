@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// normkit: argument checks shared by the norm entry points. Nothing on a bad argument is
-// undefined: each case below returns its own status (status.hpp) before any memory is touched.
+// normkit: argument checks shared by the entry points (convert uses the buffer checks). Nothing on a bad
+// argument is undefined: each case below returns its own status (status.hpp) before any memory is touched.
 #pragma once
 
 #include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
@@ -56,6 +56,10 @@ bool misaligned(const T* p) {
 // is x itself with the same element type and stride (in place). Gaps between strided rows are
 // never read or written, but an interleaved y still counts as overlapping (conservative).
 template <class In, class W, class Out>
+status validate_buffers(const In* x, const W* gamma, const W* beta, const Out* y, std::size_t rows,
+                        std::size_t cols, std::size_t x_stride, std::size_t y_stride);
+
+template <class In, class W, class Out>
 status validate(const In* x, const W* gamma, const W* beta, const Out* y, std::size_t rows, std::size_t cols,
                 float eps, std::size_t x_stride, std::size_t y_stride) {
   // On the bits, not with ordered compares: `eps >= 0` raises FE_INVALID for a NaN (a SIGFPE
@@ -65,6 +69,13 @@ status validate(const In* x, const W* gamma, const W* beta, const Out* y, std::s
     return status::invalid_eps;
   if (x_stride < cols || y_stride < cols)
     return status::invalid_stride;
+  return validate_buffers(x, gamma, beta, y, rows, cols, x_stride, y_stride);
+}
+
+// The checks on the buffers themselves (convert uses them alone: it has no eps, stride or gain).
+template <class In, class W, class Out>
+status validate_buffers(const In* x, const W* gamma, const W* beta, const Out* y, std::size_t rows,
+                        std::size_t cols, std::size_t x_stride, std::size_t y_stride) {
   if (rows == 0 || cols == 0)
     return status::ok;
   if (x == nullptr || y == nullptr)
