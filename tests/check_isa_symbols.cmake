@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # ctest script: no object compiled with ISA flags may define a linkable symbol that code of
-# another configuration could bind to (TOOLCHAIN.md, X2: the linker keeps one copy of a COMDAT
+# another configuration could bind to (include/normkit/core/abi.hpp: the linker keeps one copy of a COMDAT
 # symbol; an AVX2 copy of a shared helper is a SIGILL on an older CPU, an AVX-512 copy one on an
 # AVX2 CPU). Every global or weak symbol must
 #   - carry the configuration's ABI namespace (TAG, e.g. abi_v0_2_0_dispatch_avx2): all of

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Public API behaviour (DESIGN.md, "Public API"): every argument error returns the status of its
+// Public API behaviour (README, status table; core/validate.hpp): every argument error returns the status of its
 // class (null_pointer, invalid_stride, invalid_eps, misaligned_pointer, size_overflow,
 // overlapping_output) and touches nothing; rows == 0 / cols == 0 are no-ops; in place equals
 // out of place; strided rows leave the gaps alone and give the contiguous bits; the nullptr

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The canonical reduction order (DESIGN.md, "Canonical sum") is what the reference and every ISA
+// The canonical reduction order (docs/contract.md, "Canonical sum") is what the reference and every ISA
 // implement. The rows below put large and small magnitudes at chosen indices mod 64 so that the
 // sum of squares depends on the order; the expected outputs come from this file's own reading of
 // the contract (and, for a few rows, from sums worked out by hand), never from the library.
@@ -26,7 +26,7 @@ float no_fuse(float v) {
   return t;
 }
 
-// ---- The contract, read from DESIGN.md ----
+// ---- The contract, read from docs/contract.md ----
 // "K = 64 partial sums. Term i goes to partial i mod K, in increasing i, with an FMA where the term
 //  is a square (p = fma(a, a, p)), an add otherwise. The row acts as if zero-padded to a multiple of
 //  K. Then fold halves: for w = 32, 16, 8, 4, 2, 1: p[k] = p[k] + p[k + w] for k < w. Result p[0]."

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The bad-input catalogue: one test per case a model or a caller can throw at the API, each
-// asserting the documented behaviour (DESIGN.md) on every ISA, with exact bits wherever the
+// asserting the documented behaviour (docs/contract.md) on every ISA, with exact bits wherever the
 // contract defines them. tests/fuzz/CATALOGUE.md lists the same cases next to PyTorch's.
 // Expected values are derived by hand (exact arithmetic in the comments) or by the test's own
 // IEEE arithmetic; the reference is used only where the claim is "the same bits as the
@@ -209,7 +209,7 @@ TEST_P(Catalogue, ConstantRow) {
 
 // Mean 1e4, spread 1e-2 (fp32 inputs): the shifted two-pass keeps the normalized values to
 // ~1e-6 of the exact ones (naive E[x^2] - E[x]^2 returns a variance of 4568 here, a plain
-// two-pass loses 1e-2, DESIGN.md). Exact values from the same fp32 inputs in double.
+// two-pass loses 1e-2, docs/contract.md). Exact values from the same fp32 inputs in double.
 TEST_P(Catalogue, HugeMeanSmallSpread) {
   NORMKIT_USE_ISA(GetParam());
   const std::size_t cols = 4096;
@@ -246,7 +246,7 @@ TEST_P(Catalogue, HugeMeanSmallSpread) {
 }
 
 // |x| > sqrt(FLT_MAX) ~ 1.84e19: the sum of squares overflows, the row is recomputed on
-// x * 2^-e (DESIGN.md, Overflow) and normalizes correctly (PyTorch returns 0 or beta here).
+// x * 2^-e (docs/contract.md, overflow) and normalizes correctly (PyTorch returns 0 or beta here).
 TEST_P(Catalogue, OverflowRow) {
   NORMKIT_USE_ISA(GetParam());
   // RMSNorm, x = [3, 4, 0 x 23] * 2^100: e = 103, x' = [3/8, 1/2, 0...], s' = 25/64,

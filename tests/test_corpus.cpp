@@ -5,7 +5,7 @@
 // static and runtime dispatch, and in every build of this file (g++/clang, -O0, -O3
 // -march=native -ffp-contract=fast, -ffp-contract=off, aarch64 under qemu). The pinned value is
 // the scalar reference's hash of the corpus: a change to it is a change of the numerical
-// contract (DESIGN.md: K = 64 is fixed once golden data exists) and must be deliberate.
+// contract (docs/contract.md: K = 64 is fixed once golden data exists) and must be deliberate.
 #include "support.hpp"
 
 #include <cinttypes>  // PRIx64

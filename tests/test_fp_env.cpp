@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The FP environment: normkit never changes it, and its bit-parity contract assumes IEEE mode
-// (DESIGN.md). These tests pin down what a flush-to-zero environment (x86 MXCSR.FTZ + DAZ, as
+// (docs/fp-environment.md). These tests pin down what a flush-to-zero environment (x86 MXCSR.FTZ + DAZ, as
 // set by -ffast-math start-up code or by a host framework; AArch64 FPCR.FZ) does, measured on
 // every ISA path:
 //   - rows without subnormal inputs, gains, biases or results: the same bits as in IEEE mode;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// LayerNorm numerics (DESIGN.md, "The numerical contract", shifted two-pass): the seed's worked
+// LayerNorm numerics (docs/contract.md, shifted two-pass): the seed's worked
 // examples, the epilogue with a bias, cancellation (mean 1e4 / spread 1e-2, [40000..40003],
 // constant rows), accuracy against the fp64 oracle, overflow, non-finite, zero, single-column and
 // subnormal rows, and batch invariance. Every test calls the public normkit::layer_norm on each

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Parity: every ISA path returns exactly the bits of normkit::reference (DESIGN.md, promise 2:
+// Parity: every ISA path returns exactly the bits of normkit::reference (docs/contract.md, the promise:
 // "the same bits ... whatever the ISA, pointer alignment, row stride, number of rows, position of
 // the row in the batch"). Every test is a TEST_P over the ISAs; it selects the ISA with set_isa,
 // calls the public API (the dispatched path) and compares its output byte for byte with
@@ -11,7 +11,7 @@
 // in seconds per ISA. Compile time: each op x preset x In/W/Out combination instantiates only two
 // trampolines (the public call and the reference call behind a type-erased signature); the harness
 // (generators, layouts, poison checks, comparisons) is written once over run-time storage types.
-#include <normkit/detail/tuning.hpp>  // stream_min_bytes, group_max_bytes: cases on both sides
+#include <normkit/core/tuning.hpp>  // stream_min_bytes, group_max_bytes: cases on both sides
 #include "support.hpp"
 
 #include <chrono>       // std::chrono::steady_clock

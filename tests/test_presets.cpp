@@ -527,7 +527,7 @@ TEST_P(Presets, PytorchLayerNormMatchesTorchLayerNorm) {
 }
 
 // The RMSNorm presets' knobs carried over to LayerNorm (no framework has these LayerNorms, so
-// the reference here is DESIGN.md's formula, transcribed): y = Out(fma(f(Mid(n)), g, b)) with
+// the reference here is docs/contract.md's formula, transcribed): y = Out(fma(f(Mid(n)), g, b)) with
 // g = f(gamma) or 1 + f(gamma), n = c * inv or c / root, Mid = In (llama) or W (t5). Rows have
 // mean 0 and exact sums, so n is a full fp32 value and the rounding through Mid matters.
 template <class Preset, class In, class W, class Out>

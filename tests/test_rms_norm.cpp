@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// RMSNorm numerics (DESIGN.md, "The numerical contract"): the seed's worked examples, the
+// RMSNorm numerics (docs/contract.md): the seed's worked examples, the
 // round-once / round-twice epilogue, accuracy against the fp64 oracle, overflow, non-finite, zero,
 // single-column and subnormal rows, and batch invariance. Every test calls the public
 // normkit::rms_norm on each ISA this CPU has. Expected bits are derived here, step by step in

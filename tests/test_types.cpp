@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Storage types: bf16 / fp16 layout, exact widening of every 16-bit pattern, round-to-nearest-even
-// narrowing (DESIGN.md, "Vocabulary": to float is exact; from float is RNE, NaN stays NaN quiet
+// narrowing (docs/contract.md, storage types: to float is exact; from float is RNE, NaN stays NaN quiet
 // with its sign, +-Inf stays +-Inf, subnormals kept, overflow follows IEEE RNE), and the bulk
 // normkit::convert on every ISA against the scalar conversions.
 #include "support.hpp"

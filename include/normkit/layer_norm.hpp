@@ -6,15 +6,15 @@
 // with the exact rounding points, reduction order and special-value rules of docs/contract.md.
 #pragma once
 
-#include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+#include "core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #include <cstddef>  // std::size_t, std::nullptr_t
 
-#include "detail/run.hpp"
-#include "detail/validate.hpp"
-#include "policy.hpp"
-#include "status.hpp"
-#include "types.hpp"
+#include "core/policy.hpp"
+#include "core/status.hpp"
+#include "core/storage.hpp"
+#include "dispatch/run.hpp"
+#include "ops/layer_norm.hpp"
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
@@ -30,11 +30,8 @@ template <class Policy, class In, class W, class Out>
                 "normkit: this preset's LayerNorm convention is not reproduced exactly (the ONNX "
                 "LayerNormalization spec rounds the scaled value before adding B); use pytorch or "
                 "round_twice and check the difference");
-  const status st = impl::validate(x, gamma, beta, y, rows, cols, eps, x_stride, y_stride);
-  if (st != status::ok || rows == 0 || cols == 0)
-    return st;
-  impl::run<detail::op_kind::layer_norm, Policy>(x, gamma, beta, y, rows, cols, eps, x_stride, y_stride);
-  return status::ok;
+  return impl::call<detail::layer_norm_op, Policy, In, W, Out>(
+      {x, gamma, beta, y, rows, cols, eps, x_stride, y_stride});
 }
 
 template <class Policy, class In, class W, class Out>
@@ -83,4 +80,4 @@ template <class Policy, class In, class Out>
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
-#include "detail/fp_precise_end.hpp"
+#include "core/fp_precise_end.hpp"

@@ -7,15 +7,15 @@
 // docs/contract.md. Same bits on every ISA, alignment, stride, row count and row position.
 #pragma once
 
-#include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+#include "core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #include <cstddef>  // std::size_t, std::nullptr_t
 
-#include "detail/run.hpp"
-#include "detail/validate.hpp"
-#include "policy.hpp"
-#include "status.hpp"
-#include "types.hpp"
+#include "core/policy.hpp"
+#include "core/status.hpp"
+#include "core/storage.hpp"
+#include "dispatch/run.hpp"
+#include "ops/rms_norm.hpp"
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
@@ -30,13 +30,8 @@ template <class Policy, class In, class W, class Out>
                               float eps, std::size_t x_stride, std::size_t y_stride) {
   static_assert(is_storage_type<In>::value && is_storage_type<W>::value && is_storage_type<Out>::value,
                 "normkit: In, W and Out must each be float, normkit::bf16 or normkit::fp16");
-  const status st =
-      impl::validate(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps, x_stride, y_stride);
-  if (st != status::ok || rows == 0 || cols == 0)
-    return st;
-  impl::run<detail::op_kind::rms_norm, Policy>(x, gamma, static_cast<const W*>(nullptr), y, rows, cols, eps,
-                                               x_stride, y_stride);
-  return status::ok;
+  return impl::call<detail::rms_norm_op, Policy, In, W, Out>(
+      {x, gamma, y, rows, cols, eps, x_stride, y_stride});
 }
 
 // Contiguous rows.
@@ -63,4 +58,4 @@ template <class Policy, class In, class Out>
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 
-#include "detail/fp_precise_end.hpp"
+#include "core/fp_precise_end.hpp"

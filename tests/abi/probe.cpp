@@ -9,32 +9,27 @@
 //   otherwise: a user's static TU built with ISA flags, through the public entry points (the
 //     SIMD path and the scalar reference fallback), the reference, the oracle and the names.
 #if defined(NORMKIT_ISA_TU_AVX2) || defined(NORMKIT_ISA_TU_AVX512) || defined(NORMKIT_ISA_TU_NEON)
-#include <normkit/detail/table_impl.hpp>
+#include <normkit/dispatch/table_impl.hpp>
+#include <normkit/simd/arch.hpp>
 
 #include <cstddef>  // std::size_t
 
-#if defined(NORMKIT_ISA_TU_AVX512)
-using probe_arch = xsimd::avx512bw;
-#elif defined(NORMKIT_ISA_TU_AVX2)
-using probe_arch = xsimd::fma3<xsimd::avx2>;
-#else
-using probe_arch = xsimd::neon64;
-#endif
+using probe_arch = normkit::detail::arch_of_t<normkit::isa::NORMKIT_ISA_TU>;
 
 namespace nd = normkit::detail;
 
-// What table_entry<Arch, I>() returns for a few (op, knobs, In, W, Out): RMSNorm round-twice
-// bf16 (llama), RMSNorm divide fp16, LayerNorm plus-one f32 and mixed types; the conversions.
-void probe_entries(nd::kernel_fn* k, nd::convert_fn* c) {
-  k[0] = &nd::erased_rows<probe_arch, nd::op::rms_norm, nd::knobs_at<1>, normkit::bf16, normkit::bf16,
+// What the table's entries are for a few (op, knobs, types): RMSNorm round-twice bf16 (llama),
+// RMSNorm divide fp16, LayerNorm plus-one f32 and mixed types; two conversions.
+void probe_entries(nd::kernel_fn* k) {
+  k[0] = &nd::erased_rows<probe_arch, nd::rms_norm_op, nd::knobs_at<1>, normkit::bf16, normkit::bf16,
                           normkit::bf16>;
-  k[1] = &nd::erased_rows<probe_arch, nd::op::rms_norm, nd::knobs_at<6>, normkit::fp16, normkit::fp16,
+  k[1] = &nd::erased_rows<probe_arch, nd::rms_norm_op, nd::knobs_at<6>, normkit::fp16, normkit::fp16,
                           normkit::fp16>;
-  k[2] = &nd::erased_rows<probe_arch, nd::op::layer_norm, nd::knobs_at<3>, float, float, float>;
+  k[2] = &nd::erased_rows<probe_arch, nd::layer_norm_op, nd::knobs_at<3>, float, float, float>;
   k[3] =
-      &nd::erased_rows<probe_arch, nd::op::layer_norm, nd::knobs_at<2>, normkit::bf16, float, normkit::fp16>;
-  c[0] = &nd::erased_convert<probe_arch, float, normkit::bf16>;
-  c[1] = &nd::erased_convert<probe_arch, normkit::fp16, float>;
+      &nd::erased_rows<probe_arch, nd::layer_norm_op, nd::knobs_at<2>, normkit::bf16, float, normkit::fp16>;
+  k[4] = &nd::erased_rows<probe_arch, nd::convert_op, nd::knobs_at<0>, float, normkit::bf16>;
+  k[5] = &nd::erased_rows<probe_arch, nd::convert_op, nd::knobs_at<0>, normkit::fp16, float>;
 }
 #else
 #include <normkit/normkit.hpp>

@@ -112,7 +112,7 @@ bool overlaps(const range& a, const range& b) {
   return a.begin < b.end && b.begin < a.end;
 }
 
-// The documented rules (DESIGN.md, Public API; rms_norm.hpp), written out independently of
+// The documented rules (README status table; rms_norm.hpp), written out independently of
 // detail/validate.hpp: what the call must return.
 status expected_status(const call_args& a, std::size_t in_size, std::size_t w_size, std::size_t out_size,
                        bool same_type) {

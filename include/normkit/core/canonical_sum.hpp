@@ -20,7 +20,7 @@ namespace detail {
 constexpr std::size_t canonical_lanes = 64;  // K: fixed forever once golden data exists
 
 // Scalar code instantiates helpers with this tag; SIMD code with its xsimd arch, so no per-ISA
-// translation unit shares a symbol with baseline code (detail/abi.hpp).
+// translation unit shares a symbol with baseline code (core/abi.hpp).
 struct scalar_tag {};
 
 // contract: for w = N/2 ... 1: p[k] = p[k] + p[k + w] for k < w; result p[0].

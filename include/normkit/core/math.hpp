@@ -4,10 +4,10 @@
 // libstdc++'s std::fma/sqrt/fabs/frexp/ldexp(float) and std::min/max are inline functions of
 // namespace std: at -O0/-Og/-O1 a per-ISA translation unit emits them as weak symbols compiled
 // with its -m flags, the linker keeps one copy for the whole program, and the baseline path may
-// run the AVX2 one (detail/abi.hpp; the isa_symbols and sigill tests). No namespace can tag
-// std::, so the code calls these wrappers, which live in the ABI-tagged namespace. The builtins are what libstdc++'s own
-// float overloads call, so the bits are those of std::fma etc.: correctly rounded fma and sqrt,
-// exact fabs, frexp and ldexp.
+// run the AVX2 one (core/abi.hpp; the isa_symbols and sigill tests). No namespace can tag
+// std::, so the code calls these wrappers, which live in the ABI-tagged namespace. The builtins are what
+// libstdc++'s own float overloads call, so the bits are those of std::fma etc.: correctly rounded fma and
+// sqrt, exact fabs, frexp and ldexp.
 #pragma once
 
 #include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header

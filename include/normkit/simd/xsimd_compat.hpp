@@ -11,6 +11,7 @@
 #endif
 
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 // The lanes of x reinterpreted as the batch type To of the same arch (no conversion). xsimd 11
@@ -25,4 +26,5 @@ To bitwise_as(xsimd::batch<T, Arch> x) {
 }
 
 }  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit

@@ -4,14 +4,14 @@
 // label, every float pattern, per ISA).
 #pragma once
 
-#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #include <xsimd/xsimd.hpp>
 
 #include <cstdint>  // std::uint16_t, std::uint32_t
 
-#include "../types.hpp"
-#include "abi.hpp"
+#include "../core/abi.hpp"
+#include "../core/storage.hpp"
 #include "arch_neon.hpp"
 #include "arch_x86.hpp"
 #include "diagnostics.hpp"
@@ -26,12 +26,14 @@ namespace detail {
 template <class T, class Arch>
 struct io;
 
-// contract: NaN outputs are the canonical quiet NaN 0x7FC00000 (x86 and Arm differ otherwise);
-// it narrows to fp16's 0x7E00.
+// contract: NaN outputs are the canonical quiet NaN of the output type (x86 and Arm differ
+// otherwise); float's narrows to bf16's and fp16's (storage_traits).
 template <class Arch>
 xsimd::batch<float, Arch> canonical_nan(xsimd::batch<float, Arch> v) {
   using batch = xsimd::batch<float, Arch>;
-  return xsimd::select(xsimd::isnan(v), bitwise_as<batch>(xsimd::batch<std::uint32_t, Arch>(0x7fc00000u)), v);
+  return xsimd::select(
+      xsimd::isnan(v),
+      bitwise_as<batch>(xsimd::batch<std::uint32_t, Arch>(storage_traits<float>::canonical_nan)), v);
 }
 
 template <class Arch>
@@ -83,8 +85,9 @@ struct io<bf16, Arch> {
   static batch round_through(batch v) { return bitwise_as<batch>(bits(v) << 16); }
   // The RNE bits with every NaN as the canonical 0x7FC0: one select instead of two.
   static ubatch canonical_bits(batch v) {
-    return bitwise_as<ubatch>(
-        xsimd::select(xsimd::isnan(v), bitwise_as<batch>(ubatch(0x7fc0u)), bitwise_as<batch>(rne_bits(v))));
+    return bitwise_as<ubatch>(xsimd::select(xsimd::isnan(v),
+                                            bitwise_as<batch>(ubatch(storage_traits<bf16>::canonical_nan)),
+                                            bitwise_as<batch>(rne_bits(v))));
   }
   static void store_canonical(bf16* p, batch v) {
     arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(v));
@@ -127,4 +130,4 @@ struct io<fp16, Arch> {
 
 NORMKIT_INTRINSICS_END
 
-#include "fp_precise_end.hpp"
+#include "../core/fp_precise_end.hpp"

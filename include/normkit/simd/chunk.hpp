@@ -11,7 +11,7 @@
 // holds; the reduction does, and canonical_sum folds through position() (kernels.hpp).
 #pragma once
 
-#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #include <xsimd/xsimd.hpp>
 
@@ -20,10 +20,10 @@
 #include <cstring>      // std::memcpy, std::memset
 #include <type_traits>  // std::is_same
 
-#include "../types.hpp"
-#include "abi.hpp"
-#include "convert.hpp"
+#include "../core/abi.hpp"
+#include "../core/storage.hpp"
 #include "diagnostics.hpp"
+#include "io.hpp"
 #include "xsimd_compat.hpp"
 
 NORMKIT_INTRINSICS_BEGIN
@@ -129,4 +129,4 @@ xsimd::batch_bool<float, Arch> chunk_lanes_below(std::size_t r, std::size_t n) {
 
 NORMKIT_INTRINSICS_END
 
-#include "fp_precise_end.hpp"
+#include "../core/fp_precise_end.hpp"

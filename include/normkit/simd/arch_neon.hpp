@@ -3,7 +3,7 @@
 // Templates on Arch, like arch_x86.hpp, so no symbol is shared with baseline code.
 #pragma once
 
-#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #if defined(__aarch64__)
 
@@ -12,7 +12,7 @@
 
 #include <cstdint>  // std::uint16_t, std::uint32_t
 
-#include "abi.hpp"
+#include "../core/abi.hpp"
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
@@ -118,4 +118,4 @@ namespace arch_impl = neon;
 
 #endif
 
-#include "fp_precise_end.hpp"
+#include "../core/fp_precise_end.hpp"

@@ -11,7 +11,7 @@
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
-// Per-configuration internals (ABI-tagged by the inline namespace, see detail/abi.hpp).
+// Per-configuration internals (ABI-tagged by the inline namespace, see core/abi.hpp).
 namespace impl {
 
 struct cpu_caps {

@@ -2,10 +2,10 @@
 // normkit: the x86 pieces xsimd 8.1 lacks -- 16-bit widen/pack and F16C conversions.
 // One intrinsic per arch family (g++ 12 turns pure-xsimd 16-bit widening into stack round trips,
 // measured 6.4 us vs 0.47 us per 4096 elements). Every function is a template on Arch: per-ISA
-// translation units then never share a symbol with baseline code (detail/abi.hpp).
+// translation units then never share a symbol with baseline code (core/abi.hpp).
 #pragma once
 
-#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 
@@ -15,7 +15,7 @@
 #include <cstdint>      // std::uint16_t, std::uint32_t
 #include <type_traits>  // std::is_base_of
 
-#include "abi.hpp"
+#include "../core/abi.hpp"
 #include "diagnostics.hpp"
 
 NORMKIT_INTRINSICS_BEGIN
@@ -211,4 +211,4 @@ NORMKIT_INTRINSICS_END
 
 #endif
 
-#include "fp_precise_end.hpp"
+#include "../core/fp_precise_end.hpp"

@@ -19,7 +19,8 @@
 // -fno-trapping-math, -frounding-math and -fno-signed-zeros change no bit (every a*b+c of the
 // contract is an explicit fma; the corpus-hash tests build with them) and stay allowed.
 
-#include "../version.hpp"
+#include "isa_table.hpp"
+#include "version.hpp"
 
 #if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
 #error \
@@ -47,33 +48,22 @@ without it (-fno-reciprocal-math)."
 // The per-ISA translation units of the runtime-dispatch component (cmake/normkit_isa.cpp) have
 // namespaces of their own (dispatch_avx2, ...), distinct from a user's static TU built with
 // similar flags: -march=sapphirerapids code of the user's must never replace a kernel that the
-// dispatcher runs on a Zen 4, nor the reverse. The dispatcher names them (detail/table.hpp), and
-// the kernel table type they exchange sits in a namespace of the version alone.
-#define NORMKIT_DISPATCH_AVX2_NAMESPACE NORMKIT_ABI_NAME(dispatch_avx2)
-#define NORMKIT_DISPATCH_AVX512_NAMESPACE NORMKIT_ABI_NAME(dispatch_avx512)
-#define NORMKIT_DISPATCH_NEON_NAMESPACE NORMKIT_ABI_NAME(dispatch_neon)
+// dispatcher runs on a Zen 4, nor the reverse. The dispatcher names them (dispatch/table.hpp),
+// and the kernel table type they exchange sits in a namespace of the version alone.
+#define NORMKIT_PASTE_(a, b) a##b
+#define NORMKIT_PASTE(a, b) NORMKIT_PASTE_(a, b)
+#define NORMKIT_DISPATCH_NAMESPACE_OF(isa_name) NORMKIT_ABI_NAME(NORMKIT_PASTE(dispatch_, isa_name))
 #define NORMKIT_TABLE_NAMESPACE NORMKIT_ABI_NAME(table)
 
-#if defined(NORMKIT_ISA_TU_AVX512)
-#define NORMKIT_ABI_NAMESPACE NORMKIT_DISPATCH_AVX512_NAMESPACE
-#elif defined(NORMKIT_ISA_TU_AVX2)
-#define NORMKIT_ABI_NAMESPACE NORMKIT_DISPATCH_AVX2_NAMESPACE
-#elif defined(NORMKIT_ISA_TU_NEON)
-#define NORMKIT_ABI_NAMESPACE NORMKIT_DISPATCH_NEON_NAMESPACE
+// The configurations (core/isa_table.hpp decides which ISA a translation unit is for).
+#if defined(NORMKIT_ISA_TU)
+#define NORMKIT_ABI_NAMESPACE NORMKIT_DISPATCH_NAMESPACE_OF(NORMKIT_ISA_TU)
 #elif defined(NORMKIT_RUNTIME_DISPATCH)
 #define NORMKIT_ABI_NAMESPACE NORMKIT_ABI_NAME(dispatch)
 #elif defined(NORMKIT_DISABLE_SIMD)
 #define NORMKIT_ABI_NAMESPACE NORMKIT_ABI_NAME(scalar)
-#elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512CD__) && \
-    defined(__FMA__) && defined(__F16C__)
-#define NORMKIT_STATIC_AVX512 1
-#define NORMKIT_ABI_NAMESPACE NORMKIT_ABI_NAME(avx512)
-#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-#define NORMKIT_STATIC_AVX2 1
-#define NORMKIT_ABI_NAMESPACE NORMKIT_ABI_NAME(avx2)
-#elif defined(__aarch64__) && defined(__ARM_NEON)
-#define NORMKIT_STATIC_NEON 1
-#define NORMKIT_ABI_NAMESPACE NORMKIT_ABI_NAME(neon)
+#elif defined(NORMKIT_STATIC_ISA)
+#define NORMKIT_ABI_NAMESPACE NORMKIT_ABI_NAME(NORMKIT_STATIC_ISA)
 #else
 #define NORMKIT_ABI_NAMESPACE NORMKIT_ABI_NAME(scalar)
 // A SIMD platform compiled without the flags of its SIMD path silently runs the scalar reference

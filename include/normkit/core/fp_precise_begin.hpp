@@ -5,7 +5,7 @@
 //
 // clang 14 defines no macro for -fassociative-math, -freciprocal-math, -fno-signed-zeros,
 // -fno-honor-nans, -fno-honor-infinities, -fapprox-func or -funsafe-math-optimizations (only
-// __FAST_MATH__ and __FINITE_MATH_ONLY__), so detail/abi.hpp cannot refuse them as it does for
+// __FAST_MATH__ and __FINITE_MATH_ONLY__), so core/abi.hpp cannot refuse them as it does for
 // g++. Instead `float_control(precise, on)` gives every floating-point operation parsed inside
 // the region -- template bodies included, wherever they are instantiated later -- IEEE
 // semantics: no reassociation, no reciprocals, signed zeros and NaN/Inf honoured (contraction

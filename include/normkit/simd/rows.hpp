@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-// normkit: the SIMD kernels, written once and templated on the xsimd arch (fma3<avx2>,
-// avx512bw, neon64). Rows move in chunks of two registers (chunk.hpp). The 64 canonical partials
-// live in 64 / lanes registers, so each term lands in the partial the reference puts it in,
-// whatever the width or lane layout; tails are zero-padded copies, so no load or store ever
-// leaves the row. Every step quotes the contract line it implements.
+// normkit: the SIMD row machinery every op is written with, templated on the xsimd arch
+// (fma3<avx2>, avx512bw, neon64) and not knowing which op runs: row sources, the canonical sum,
+// finiteness scans, the output loop and the row-group driver. Rows move in chunks of two
+// registers (chunk.hpp). The 64 canonical partials live in 64 / lanes registers, so each term
+// lands in the partial the reference puts it in, whatever the width or lane layout; tails are
+// zero-padded copies, so no load or store ever leaves the row. Every step quotes the contract
+// line it implements; docs/performance.md says why the loops are shaped as they are.
 #pragma once
 
-#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #include <xsimd/xsimd.hpp>
 
@@ -16,24 +18,22 @@
 #include <type_traits>  // std::conditional_t, std::true_type
 #include <utility>      // std::index_sequence
 
-#include "../policy.hpp"
-#include "../types.hpp"
-#include "abi.hpp"
-#include "canonical_sum.hpp"
+#include "../core/abi.hpp"
+#include "../core/canonical_sum.hpp"
+#include "../core/epilogue.hpp"
+#include "../core/math.hpp"
+#include "../core/policy.hpp"
+#include "../core/storage.hpp"
+#include "../core/tuning.hpp"
 #include "chunk.hpp"
-#include "convert.hpp"
 #include "diagnostics.hpp"
-#include "epilogue.hpp"
-#include "math.hpp"
-#include "tuning.hpp"
+#include "io.hpp"
 
 NORMKIT_INTRINSICS_BEGIN
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
-
-enum class op { rms_norm, layer_norm };
 
 template <class Arch>
 struct simd_ops {
@@ -106,14 +106,43 @@ NORMKIT_ALWAYS_INLINE void zero_all(B* acc, std::index_sequence<I...>) {
   ((acc[I] = B(0.0f)), ...);
 }
 
-// Runs body(acc, v, keep) over the row in canonical order: each 64-element block is 64 / 2W
-// chunks, register r of chunk c accumulates into acc[2c + r], and fold() undoes the lane layout.
-// keep is null for full registers, else the lanes holding real elements of a zero-padded tail.
-template <class Arch, bool Interleaved, class In, class Body>
-NORMKIT_ALWAYS_INLINE float canonical_sum(const In* x, std::size_t cols, Body body) {
+// A row's values as the ops read them: here the input row itself (f(x_i), exactly). The row
+// machinery reads rows only through a source, so an op whose values are computed (x + residual)
+// brings its own source and reuses every loop below.
+template <class Arch, bool Interleaved, class In>
+struct plain_source {
+  using batch = xsimd::batch<float, Arch>;
+  const In* x;
+  const In* next;  // the next row, prefetched by streaming output loops; null for the last row
+
+  // One chunk of 2W values at i; the n < 2W values at i, zero-padded, reading exactly n.
+  NORMKIT_ALWAYS_INLINE void load(std::size_t i, batch& a, batch& b) const {
+    chunk_io<In, Arch, Interleaved>::load(x + i, a, b);
+  }
+  NORMKIT_ALWAYS_INLINE void load_partial(std::size_t i, std::size_t n, batch& a, batch& b) const {
+    load_chunk_partial<Arch, Interleaved>(x + i, n, a, b);
+  }
+  // The lines of the next row's chunk at i (an AVX-512 f32 chunk spans two).
+  NORMKIT_ALWAYS_INLINE void prefetch_next(std::size_t i) const {
+    constexpr std::size_t lines = (2 * batch::size * sizeof(In) + cache_line - 1) / cache_line;
+    if (next)
+      for (std::size_t q = 0; q < lines; ++q)
+        arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(next + i) + cache_line * q);
+  }
+  // Rare paths (non-finite and overflow rows).
+  float first() const { return to_float(x[0]); }
+  bool all_finite(std::size_t cols) const;
+  float max_abs(std::size_t cols) const { return detail::max_abs<Arch>(x, cols); }
+};
+
+// Runs body(acc, v, keep) over the row's values in canonical order: each 64-element block is
+// 64 / 2W chunks, register r of chunk c accumulates into acc[2c + r], and fold() undoes the lane
+// layout. keep is null for full registers, else the lanes holding real elements of a zero-padded
+// tail.
+template <class Arch, bool Interleaved, class Source, class Body>
+NORMKIT_ALWAYS_INLINE float canonical_sum(const Source& src, std::size_t cols, Body body) {
   using B = typename shape<Arch>::batch;
   using M = xsimd::batch_bool<float, Arch>;
-  using C = chunk_io<In, Arch, Interleaved>;
   constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width;
   const M* all = nullptr;
   B acc[A];
@@ -123,7 +152,7 @@ NORMKIT_ALWAYS_INLINE float canonical_sum(const In* x, std::size_t cols, Body bo
 #pragma GCC unroll 8
     for (std::size_t j = 0; j < A; j += 2) {
       B a, b;
-      C::load(x + i + j / 2 * W2, a, b);
+      src.load(i + j / 2 * W2, a, b);
       acc[j] = body(acc[j], a, all);
       acc[j + 1] = body(acc[j + 1], b, all);
     }
@@ -133,11 +162,11 @@ NORMKIT_ALWAYS_INLINE float canonical_sum(const In* x, std::size_t cols, Body bo
   for (std::size_t j = 0; j < A; j += 2, i += W2) {
     B a, b;
     if (i + W2 <= cols) {
-      C::load(x + i, a, b);
+      src.load(i, a, b);
       acc[j] = body(acc[j], a, all);
       acc[j + 1] = body(acc[j + 1], b, all);
     } else if (i < cols) {
-      load_chunk_partial<Arch, Interleaved>(x + i, cols - i, a, b);
+      src.load_partial(i, cols - i, a, b);
       const M ka = chunk_lanes_below<Arch, Interleaved>(0, cols - i),
               kb = chunk_lanes_below<Arch, Interleaved>(1, cols - i);
       acc[j] = body(acc[j], a, &ka);
@@ -147,36 +176,16 @@ NORMKIT_ALWAYS_INLINE float canonical_sum(const In* x, std::size_t cols, Body bo
   return fold<Arch, Interleaved>(acc);
 }
 
-// The exponent field whose all-ones value marks NaN and +-Inf, and the bits below the sign, per
-// storage type.
-template <class T>
-struct exponent_field;
-template <>
-struct exponent_field<float> {
-  using bits = std::uint32_t;
-  static constexpr bits mask = 0x7f800000u, magnitude = 0x7fffffffu;
-};
-template <>
-struct exponent_field<bf16> {
-  using bits = std::uint16_t;
-  static constexpr bits mask = 0x7f80u, magnitude = 0x7fffu;
-};
-template <>
-struct exponent_field<fp16> {
-  using bits = std::uint16_t;
-  static constexpr bits mask = 0x7c00u, magnitude = 0x7fffu;
-};
-
 // True when p[0, n) holds no NaN and no Inf. On the raw bits: with the sign cleared, NaN and
 // +-Inf are exactly the values >= the exponent mask, so running lane-wise maxima (two operations
 // per batch, four independent chains, no mask moved to a scalar register) are checked once at
 // the end. The tail is a zero-padded copy.
 template <class Arch, class T>
 bool all_finite_bits(const T* p, std::size_t n) {
-  using U = typename exponent_field<T>::bits;
+  using U = typename storage_traits<T>::bits;
   using UB = xsimd::batch<U, Arch>;
   constexpr std::size_t L = UB::size;
-  const UB magnitude(exponent_field<T>::magnitude);
+  const UB magnitude(storage_traits<T>::magnitude_mask);
   const U* u = reinterpret_cast<const U*>(p);
   auto word = [&](std::size_t i) { return UB::load_unaligned(u + i) & magnitude; };
   UB t0(U(0)), t1(U(0)), t2(U(0)), t3(U(0));
@@ -196,7 +205,12 @@ bool all_finite_bits(const T* p, std::size_t n) {
   U worst = 0;
   for (std::size_t l = 0; l < L; ++l)
     worst = max_of(worst, lanes[l]);
-  return worst < exponent_field<T>::mask;
+  return worst < storage_traits<T>::exponent_mask;
+}
+
+template <class Arch, bool Interleaved, class In>
+bool plain_source<Arch, Interleaved, In>::all_finite(std::size_t cols) const {
+  return all_finite_bits<Arch>(x, cols);
 }
 
 // What the output pass needs from a row's statistics. RMSNorm has shift = mean = 0.
@@ -208,80 +222,6 @@ struct row_stats {
   float eps;    // eps, or the scaled eps on the overflow path
   bool nan_row;
 };
-
-// contract: s = csum(f(x_i)^2), fma into partials (zero padding adds 0); overflow: redo on
-// x * 2^-e.
-template <class Arch, bool Interleaved, class In>
-row_stats rms_stats(const In* x, std::size_t cols, float eps) {
-  using B = typename shape<Arch>::batch;
-  using M = xsimd::batch_bool<float, Arch>;
-  row_stats st{0.0f, 0.0f, 0.0f, 1.0f, eps, false};
-  st.sum = canonical_sum<Arch, Interleaved>(
-      x, cols, [](B acc, B v, const M*) { return arch_impl::fma<Arch>(v, v, acc); });
-  if (!needs_rescale<Arch>(st.sum, static_cast<float>(cols), eps))
-    return st;
-  // Rare rows: a NaN/Inf input gives NaNs; a finite row whose squares overflow (or whose
-  // ms + eps does) is redone scaled.
-  if (!all_finite_bits<Arch>(x, cols))
-    return st.nan_row = true, st;
-  const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
-  const B sc(o.scale);
-  st.scale = o.scale;
-  st.eps = o.eps;
-  st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M*) {
-    const B t = v * sc;
-    return arch_impl::fma<Arch>(t, t, acc);
-  });
-  return st;
-}
-
-// contract: K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / float(d); c_i = d_i - m;
-// S = csum(c_i^2); padding lanes add 0. Then, in this order: the rescale when S / d + eps is not
-// finite (statistics again from K = f(x_0) * 2^-e), and one refinement when
-// m * m > 16 * (S / d) (K = K + m, statistics once more, in the scaled domain if rescaled).
-// d_i is computed as fma(f(x_i), scale, -K), which is f(x_i) - K exactly when scale is 1 and the
-// overflow path's value otherwise.
-template <class Arch, bool Interleaved, class In>
-row_stats layer_stats(const In* x, std::size_t cols, float eps) {
-  using B = typename shape<Arch>::batch;
-  using M = xsimd::batch_bool<float, Arch>;
-  const float d = static_cast<float>(cols);
-  row_stats st{0.0f, to_float(x[0]), 0.0f, 1.0f, eps, false};
-  // At most three passes (rare rows only), written as one loop so the canonical sums are inlined
-  // once.
-  bool refined = false;
-  for (bool first = true;; first = false) {
-    const B neg_k(-st.shift), sc(st.scale);
-    st.mean = canonical_sum<Arch, Interleaved>(x, cols,
-                                               [&](B acc, B v, const M* keep) {
-                                                 const B di = arch_impl::fma<Arch>(v, sc, neg_k);
-                                                 return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
-                                               }) /
-              d;
-    const B mb(st.mean);
-    st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M* keep) {
-      B c = arch_impl::fma<Arch>(v, sc, neg_k) - mb;
-      if (keep)
-        c = xsimd::select(*keep, c, B(0.0f));
-      return arch_impl::fma<Arch>(c, c, acc);
-    });
-    // contract: the rescale is decided once, on the first statistics at scale 1.
-    if (first && needs_rescale<Arch>(st.sum, d, eps)) {
-      if (!all_finite_bits<Arch>(x, cols))
-        return st.nan_row = true, st;
-      const overflow_scale o = make_overflow_scale<Arch>(max_abs<Arch>(x, cols), eps);
-      st.scale = o.scale;
-      st.eps = o.eps;
-      st.shift = to_float(x[0]) * o.scale;  // contract: K = f(x_0) * 2^-e
-      continue;
-    }
-    // contract: refine once when m * m > 16 * (S / d): K = K + m (one fp32 add, scaled domain).
-    if (refined || !shift_is_outlier<Arch>(st.mean, st.sum, d))
-      return st;
-    refined = true;
-    st.shift = st.shift + st.mean;
-  }
-}
 
 // Gains read with step 0 in place of a null gamma: 1 (0 for the 1 + gamma offset), since
 // m * 1 == m and 1 + 0 == 1 exactly in every rounding mode. One chunk of each (32: AVX-512's 2W).
@@ -327,23 +267,24 @@ struct write_mode {
 // no bias: Out(n_i * g_i), a plain product; NaN outputs are the canonical quiet NaN. A null gamma
 // reads neutral gains with step 0. Each op has a fast loop for clean rows (no NaN selects;
 // streaming stores and a prefetch of the next row when mode.stream) and a general one for every
-// other row, and LayerNorm has both with and without a bias: RMSNorm never goes through the
-// LayerNorm formula, and no call adds a "neutral" bias, so every path applies the reference's
-// operations -- the same bits in every rounding mode, signed zeros included.
+// other row, and centered rows (Row::centered: c_i = d_i - m) have both with and without a bias:
+// an uncentered row never goes through the centered formula, and no call adds a "neutral" bias,
+// so every path applies the reference's operations -- the same bits in every rounding mode,
+// signed zeros included.
 //
 // Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures
 // reloaded through a pointer, callee-saved registers) was up to a fifth of a 128-column row
 // (16384x128 on the AMD AVX-512 VM, same process: LayerNorm f32 53 -> 44 ns, RMSNorm bf16
 // round-once 31 -> 25 ns).
-template <class Arch, op Op, class Knobs, class In, class W, class Out>
-NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols,
-                                     float factor, const row_stats& st, const write_mode& mode,
-                                     const In* next_row) {
+template <class Arch, class Row, class Knobs, class In, class W, class Out, class Source>
+NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W* beta, Out* y,
+                                     std::size_t cols, float factor, const row_stats& st,
+                                     const write_mode& mode) {
   using B = typename shape<Arch>::batch;
   using Mid = mid_of<Knobs, In, W>;
   using table = neutral_table<W>;
   constexpr bool IL = interleaved_layout<In, W, Out>;
-  constexpr bool Centered = Op == op::layer_norm;
+  constexpr bool Centered = Row::centered;
   constexpr std::size_t W2 = 2 * shape<Arch>::width;
   const std::size_t g_step = gamma ? 1 : 0;
   const W* gp =
@@ -356,7 +297,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
     // Locals, not captures: the compiler reads a capture through the closure, and reloads it
     // after every store, which may alias it.
     Out* const yo = y;
-    const In* const next = next_row;
+    const Source row = src;
     const std::size_t end = cols;
     auto compute = [=](B v, B g, B b) {
       B c;
@@ -372,7 +313,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
     // that never leave the row. Kept apart so the full one stays small enough to inline.
     auto full = [=](std::size_t i, B& ra, B& rb) {
       B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
-      chunk_io<In, Arch, IL>::load(x + i, xa, xb);
+      row.load(i, xa, xb);
       chunk_io<W, Arch, IL>::load(gp + i * g_step, ga, gb);
       if constexpr (HasBias)
         chunk_io<W, Arch, IL>::load(bp + i, ba, bb);
@@ -381,7 +322,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
     };
     auto partial = [&](std::size_t i, std::size_t n) {
       B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
-      load_chunk_partial<Arch, IL>(x + i, n, xa, xb);
+      row.load_partial(i, n, xa, xb);
       load_chunk_partial<Arch, IL>(gp + i * g_step, n, ga, gb);
       if constexpr (HasBias)
         load_chunk_partial<Arch, IL>(bp + i, n, ba, bb);
@@ -389,7 +330,6 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
       chunk_io<Out, Arch, IL>::template store<Fast, false>(buf, compute(xa, ga, ba), compute(xb, gb, bb));
       copy_short<W2>(yo + i, buf, n);
     };
-    constexpr std::size_t next_lines = (W2 * sizeof(In) + cache_line - 1) / cache_line;
     std::size_t i = 0;
     if constexpr (Fast) {
       if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
@@ -400,9 +340,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
         for (; i + W2 <= end; i += W2) {
           B ra, rb;
           full(i, ra, rb);
-          if (next)  // every line of the next row's span: AVX-512 f32 chunks span two
-            for (std::size_t q = 0; q < next_lines; ++q)
-              arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(next + i) + cache_line * q);
+          row.prefetch_next(i);
           chunk_io<Out, Arch, IL>::template store<true, true>(yo + i, ra, rb);
         }
       }
@@ -436,18 +374,10 @@ NORMKIT_ALWAYS_INLINE void write_row(const In* x, const W* gamma, const W* beta,
   }
 }
 
-// Bulk conversion with the bits of types.hpp (NaN payloads kept, not canonicalized).
-template <class Arch, class Src, class Dst>
-void convert_n(const Src* src, Dst* dst, std::size_t n) {
-  constexpr std::size_t Wd = shape<Arch>::width;
-  std::size_t i = 0;
-  for (; i + Wd <= n; i += Wd)
-    io<Dst, Arch>::store(dst + i, io<Src, Arch>::load(src + i));
-  if (i < n)
-    store_partial<Arch>(dst + i, load_partial<Arch>(src + i, n - i), n - i);
-}
-
-template <class Arch, op Op, class Knobs, class In, class W, class Out>
+// The driver of a normalizing op: per row, statistics (Row::stats), one factor, the output pass
+// (write_row). Row says what differs between ops: how a row's statistics are computed and whether
+// its values are centered (ops/<op>_simd.hpp).
+template <class Arch, class Row, class Knobs, class In, class W, class Out>
 void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
                float eps, std::size_t x_stride, std::size_t y_stride) {
   using B = typename shape<Arch>::batch;
@@ -471,9 +401,8 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
   for (std::size_t r0 = 0; r0 < rows; r0 += group) {
     const std::size_t n = min_of(group, rows - r0);
     for (std::size_t k = 0; k < n; ++k) {
-      const In* xr = x + (r0 + k) * x_stride;
-      st[k] = Op == op::rms_norm ? rms_stats<Arch, IL>(xr, cols, eps)
-                                 : layer_stats<Arch, IL>(xr, cols, eps);
+      const plain_source<Arch, IL, In> src{x + (r0 + k) * x_stride, nullptr};
+      st[k] = Row::template stats<Arch, IL>(src, cols, eps);
       sums[k] = st[k].sum;
       epss[k] = st[k].eps;
     }
@@ -484,8 +413,8 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
     // Checked after the first group's statistics, so the gains are the freshest lines in L1 when
     // its output pass starts (f32 1x4096: -12 % against checking first).
     if (r0 == 0)
-      mode.gains_finite = (!gamma || all_finite_bits<Arch>(gamma, cols)) &&
-                          (Op == op::rms_norm || !beta || all_finite_bits<Arch>(beta, cols));
+      mode.gains_finite =
+          (!gamma || all_finite_bits<Arch>(gamma, cols)) && (!beta || all_finite_bits<Arch>(beta, cols));
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t r = r0 + k;
       const In* xr = x + r * x_stride;
@@ -493,8 +422,9 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
       if (st[k].nan_row)
         fill_nan<Arch>(yr, cols);
       else
-        write_row<Arch, Op, Knobs, In, W, Out>(xr, gamma, beta, yr, cols, factors[k], st[k], mode,
-                                               r + 1 == rows ? nullptr : xr + x_stride);
+        write_row<Arch, Row, Knobs, In, W, Out>(
+            plain_source<Arch, IL, In>{xr, r + 1 == rows ? nullptr : xr + x_stride}, gamma, beta, yr, cols,
+            factors[k], st[k], mode);
     }
   }
   if (mode.stream)
@@ -507,4 +437,4 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
 
 NORMKIT_INTRINSICS_END
 
-#include "fp_precise_end.hpp"
+#include "../core/fp_precise_end.hpp"

@@ -6,21 +6,16 @@
 
 #include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
-#include <cstddef>      // std::size_t
-#include <type_traits>  // std::conditional_t
+#include <cstddef>  // std::size_t
 
-#include "../policy.hpp"
-#include "../types.hpp"
 #include "abi.hpp"
 #include "math.hpp"
+#include "policy.hpp"
+#include "storage.hpp"
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
-
-// The storage type of the round-twice intermediate.
-template <class Knobs, class In, class W>
-using mid_of = std::conditional_t<Knobs::mid == mid_type::input, In, W>;
 
 // contract: g_i = f(gamma_i) or 1.0f + f(gamma_i) (gain offset); 1.0f when gamma is null.
 template <class Knobs, class V>
@@ -83,9 +78,6 @@ overflow_scale make_overflow_scale(float max_abs, float eps) {
   return {s, (eps * s) * s};
 }
 
-// Largest finite float: sums beyond it mean overflow (Inf) or a non-finite input (NaN/Inf).
-constexpr float max_finite = 3.40282346638528859811704183484516925440e+38f;
-
 // contract: the rescale is taken when s / float(d) + eps is not finite -- the sum overflowed (or
 // is NaN: a non-finite row), or adding eps did (eps = FLT_MAX with |x| ~ 1e16). s < 2^127 and
 // eps < 2^127 prove it finite (s / d <= s, and two floats below 2^127 add to at most FLT_MAX),
@@ -96,7 +88,7 @@ bool needs_rescale(float sum, float cols, float eps) {
     return false;
   const float ms = sum / cols;
   const float total = ms + eps;
-  return !(total <= max_finite);
+  return !(total <= storage_traits<float>::max_finite);  // beyond: overflow, or NaN/Inf
 }
 
 // contract (LayerNorm): refine the shift when m * m > 16.0f * (S / float(d)), S = csum(c_i^2):
@@ -135,7 +127,7 @@ float max_abs(const In* x, std::size_t cols) {
 // contract: a row with a NaN or Inf gives the canonical quiet NaN of Out in every column.
 template <class Tag, class Out>
 void fill_nan(Out* y, std::size_t cols) {
-  const Out nan = from_float<Out>(bits_float(0x7fc00000u));
+  const Out nan = from_float<Out>(bits_float(storage_traits<float>::canonical_nan));
   for (std::size_t i = 0; i < cols; ++i)
     y[i] = nan;
 }

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// normkit: what an op description provides (ops/<op>.hpp), and the knob spaces ops choose from.
+//
+// An op is a struct with
+//   name          its name (build selection, test and bench rows)
+//   slots         type_list of one storage-type list per type parameter, e.g. In, W, Out
+//   knobs         the knob space its kernels are instantiated over: norm_knobs or no_knobs
+//   args<Ts...>   its argument bundle, one struct passed by pointer through the runtime table
+//   canonical<Knobs, Ts...>   the knob set that runs (equal-bits policies share a kernel)
+//   narrows<Knobs, Ts...>     the storage types the call rounds fp32 values to
+//   validate(args)            the status of a call, touching nothing
+//   empty(args)               a valid call with nothing to do
+//   reference<Policy>(args)   the scalar reference over the whole call: THE bits
+// and a SIMD half, simd_rows<Op> (ops/<op>_simd.hpp), whose rows<Arch, Knobs, Ts...>(args)
+// must return the reference's bits. The op list (ops/list.hpp) makes the runtime table, the
+// static path, the build's selection and the tests pick it up (docs/architecture.md).
+#pragma once
+
+#include <cstddef>  // std::size_t
+
+#include "abi.hpp"
+#include "policy.hpp"
+#include "type_list.hpp"
+
+namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
+namespace detail {
+
+// The knob sets of the norms (core/policy.hpp): twelve, indexed by knob_index.
+struct norm_knobs {
+  static constexpr std::size_t size = n_knob_sets;
+  template <std::size_t K>
+  using at = knobs_at<K>;
+  template <class Knobs>
+  static constexpr std::size_t index = knob_index<Knobs>;
+};
+
+// Ops without a rounding policy (convert): one slot.
+struct no_knobs {
+  static constexpr std::size_t size = 1;
+  template <std::size_t K>
+  using at = knobs_at<0>;
+  template <class Knobs>
+  static constexpr std::size_t index = 0;
+};
+
+// SIMD half of an op, specialized by ops/<op>_simd.hpp.
+template <class Op>
+struct simd_rows;
+
+}  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit

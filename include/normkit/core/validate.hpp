@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+// normkit: the argument checks every op is built from. Nothing on a bad argument is undefined:
+// each case returns its own status (core/status.hpp) before any memory is touched. An op's
+// validate (ops/<op>.hpp) checks its scalars first (eps, strides), then its buffers with
+// check_operands, which always tests in this order: null pointers, misalignment, extents that
+// overflow the address space, overlaps.
+#pragma once
+
+#include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uintptr_t, std::uint32_t, PTRDIFF_MAX
+
+#include "abi.hpp"
+#include "status.hpp"
+#include "storage.hpp"  // detail::float_bits
+
+namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
+// Per-configuration internals (ABI-tagged by the inline namespace, see core/abi.hpp).
+namespace impl {
+using namespace ::normkit::detail;
+
+// One identity per element type, so that "the same type" can be asked of type-erased operands.
+template <class T>
+struct type_key {
+  static constexpr char key = 0;
+};
+
+// One tensor argument: rows x cols elements, rows `stride` elements apart. Gaps between strided
+// rows are never read or written.
+struct operand {
+  std::uintptr_t address;
+  std::size_t elem_size, align, rows, cols, stride;
+  const void* type;
+  bool optional;  // may be null (a gain or bias that is not given)
+};
+
+template <class T>
+operand operand_of(const T* p, std::size_t rows, std::size_t cols, std::size_t stride,
+                   bool optional = false) {
+  return {reinterpret_cast<std::uintptr_t>(p),
+          sizeof(T),
+          alignof(T),
+          rows,
+          cols,
+          stride,
+          &type_key<T>::key,
+          optional};
+}
+
+// Byte range [begin, end) of an operand; ok == false when it cannot be addressed.
+struct extent {
+  std::uintptr_t begin = 0, end = 0;
+  bool ok = true;
+};
+
+inline extent extent_of(const operand& o) {
+  extent r;
+  r.begin = o.address;
+  const std::size_t max_elems = static_cast<std::size_t>(PTRDIFF_MAX) / o.elem_size;
+  // elems = (rows - 1) * stride + cols, computed without wrapping.
+  if (o.cols > max_elems || (o.rows > 1 && (max_elems - o.cols) / o.stride < o.rows - 1)) {
+    r.ok = false;
+    return r;
+  }
+  const std::size_t bytes = ((o.rows - 1) * o.stride + o.cols) * o.elem_size;
+  r.end = r.begin + bytes;
+  r.ok = r.end >= r.begin;
+  return r;
+}
+
+inline bool overlaps(const extent& a, const extent& b) {
+  return a.begin < b.end && b.begin < a.end;
+}
+
+// contract (docs/contract.md, bad arguments): eps must be finite and >= 0. On the bits, not with
+// ordered compares: `eps >= 0` raises FE_INVALID for a NaN (a SIGFPE when the caller enabled
+// that trap). Valid: +0 ... FLT_MAX (0x7f7fffff) and -0.
+inline status check_eps(float eps) {
+  const std::uint32_t eps_bits = float_bits(eps);
+  return eps_bits > 0x7f7fffffu && eps_bits != 0x80000000u ? status::invalid_eps : status::ok;
+}
+
+// Exactly in place: the output is the input itself, same element type, same rows.
+inline bool same_tensor(const operand& in, const operand& out) {
+  return in.type == out.type && in.address == out.address && (out.rows == 1 || in.stride == out.stride);
+}
+
+// The buffer checks, for calls with non-zero sizes. in_place_of[o] names the input that output o
+// may be exactly (-1: none); any other overlap of an output with an input or another output is
+// overlapping_output (an interleaved output counts as overlapping: conservative).
+template <std::size_t NI, std::size_t NO>
+status check_operands(const operand (&in)[NI], const operand (&out)[NO], const int (&in_place_of)[NO]) {
+  for (const operand& o : in)
+    if (o.address == 0 && !o.optional)
+      return status::null_pointer;
+  for (const operand& o : out)
+    if (o.address == 0 && !o.optional)
+      return status::null_pointer;
+  for (const operand& o : in)
+    if (o.address % o.align != 0)
+      return status::misaligned_pointer;
+  for (const operand& o : out)
+    if (o.address % o.align != 0)
+      return status::misaligned_pointer;
+  extent ein[NI], eout[NO];
+  for (std::size_t i = 0; i < NI; ++i)
+    if (in[i].address != 0 && !(ein[i] = extent_of(in[i])).ok)
+      return status::size_overflow;
+  for (std::size_t k = 0; k < NO; ++k)
+    if (out[k].address != 0 && !(eout[k] = extent_of(out[k])).ok)
+      return status::size_overflow;
+  for (std::size_t k = 0; k < NO; ++k) {
+    if (out[k].address == 0)
+      continue;
+    for (std::size_t i = 0; i < NI; ++i) {
+      if (in[i].address == 0)
+        continue;
+      const bool in_place = in_place_of[k] == static_cast<int>(i) && same_tensor(in[i], out[k]);
+      if (!in_place && overlaps(ein[i], eout[k]))
+        return status::overlapping_output;
+    }
+    for (std::size_t j = 0; j < k; ++j)
+      if (out[j].address != 0 && overlaps(eout[j], eout[k]))
+        return status::overlapping_output;
+  }
+  return status::ok;
+}
+
+}  // namespace impl
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit
+
+#include "fp_precise_end.hpp"

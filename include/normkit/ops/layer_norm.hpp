@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// normkit: the LayerNorm op -- its arguments, its validation rule, its type slots and its scalar
+// reference. The SIMD rows are in layer_norm_simd.hpp.
+#pragma once
+
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
+#include <cstddef>      // std::size_t
+#include <type_traits>  // std::conditional_t
+
+#include "../core/abi.hpp"
+#include "../core/canonical_sum.hpp"
+#include "../core/epilogue.hpp"
+#include "../core/math.hpp"
+#include "../core/op.hpp"
+#include "../core/policy.hpp"
+#include "../core/scalar_rows.hpp"
+#include "../core/status.hpp"
+#include "../core/storage.hpp"
+#include "../core/validate.hpp"
+
+namespace normkit {
+
+// The argument bundle. It crosses the runtime table by pointer, so the dispatching translation
+// unit and the per-ISA ones must name one type: it lives in the version's table namespace, which
+// holds types only (core/abi.hpp). x: rows x cols, rows x_stride apart; gamma: cols values or
+// null (g = 1); beta: cols values or null (no bias); y like x.
+namespace NORMKIT_TABLE_NAMESPACE {
+template <class In, class W, class Out>
+struct layer_norm_args {
+  const In* x;
+  const W* gamma;
+  const W* beta;
+  Out* y;
+  std::size_t rows, cols;
+  float eps;
+  std::size_t x_stride, y_stride;
+};
+}  // namespace NORMKIT_TABLE_NAMESPACE
+
+inline namespace NORMKIT_ABI_NAMESPACE {
+namespace reference {
+
+// One LayerNorm row, shifted two-pass (never E[x^2] - E[x]^2):
+//   K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / d; c_i = d_i - m; S = csum(c_i^2);
+//   if m * m > 16 * (S / d): K = K + m and d_i, m, c_i, S once more (one refinement);
+//   inv = 1 / sqrt(S / d + eps); n_i = c_i * inv; y_i = Out(fma(n_i, g_i, b_i)) per the policy.
+// The rescale is decided on the first statistics (scale 1, unrefined); the refinement comes
+// after it, in the scaled domain when the row was rescaled.
+template <class Policy, class In, class W, class Out>
+void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float eps) {
+  static_assert(Policy::layer_norm_exact,
+                "normkit: this preset's LayerNorm convention (e.g. the ONNX LayerNormalization "
+                "spec's extra rounding before adding B) is not reproduced by layer_norm");
+  using Knobs = detail::knobs_of<Policy>;
+  const float d = static_cast<float>(cols);
+  float scale = 1.0f, shift = 0.0f, mean = 0.0f, sum_sq = 0.0f;
+  // m and S = csum(c_i^2) (undivided) for the current shift and scale.
+  auto moments = [&] {
+    float p[detail::canonical_lanes] = {};
+    for (std::size_t i = 0; i < cols; ++i) {
+      // contract: d_i = f(x_i) - K, written as fma(f(x_i), 2^-e, -K) so that no contraction flag
+      // can fuse the overflow path's scaling differently (scale is 1 otherwise: exact).
+      const float di = detail::fma_f32(to_float(x[i]), scale, -shift);
+      p[i % detail::canonical_lanes] = p[i % detail::canonical_lanes] + di;
+    }
+    // contract: m = csum(d_i) / float(d)
+    mean = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) / d;
+    float q[detail::canonical_lanes] = {};
+    for (std::size_t i = 0; i < cols; ++i) {
+      const float c = detail::fma_f32(to_float(x[i]), scale, -shift) - mean;
+      q[i % detail::canonical_lanes] = detail::fma_f32(c, c, q[i % detail::canonical_lanes]);
+    }
+    sum_sq = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(q);
+  };
+  shift = to_float(x[0]);  // contract: K = f(x_0)
+  moments();
+  // contract: the rescale, decided on the first statistics: K = f(x_0) * 2^-e, statistics again.
+  if (detail::needs_rescale<detail::scalar_tag>(sum_sq, d, eps)) {
+    if (!detail::all_finite<detail::scalar_tag>(x, cols))
+      return detail::fill_nan<detail::scalar_tag>(y, cols);
+    const detail::overflow_scale o =
+        detail::make_overflow_scale<detail::scalar_tag>(detail::max_abs<detail::scalar_tag>(x, cols), eps);
+    scale = o.scale;
+    eps = o.eps;
+    shift = to_float(x[0]) * scale;
+    moments();
+  }
+  // contract: if m * m > 16 * (S / d): K = K + m, one fp32 add (in the scaled domain when
+  // rescaled: K and m both carry 2^-e), then d_i, m, c_i, S once more. One refinement only.
+  if (detail::shift_is_outlier<detail::scalar_tag>(mean, sum_sq, d)) {
+    shift = shift + mean;
+    moments();
+  }
+  // contract: var = S / float(d); inv = 1 / sqrt(var + eps)
+  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(sum_sq, d, eps);
+  impl::write_row<Knobs, In, W, Out>(gamma, beta, y, cols, factor, [&](std::size_t i) {
+    return detail::fma_f32(to_float(x[i]), scale, -shift) - mean;
+  });
+}
+
+}  // namespace reference
+
+namespace detail {
+
+struct layer_norm_op {
+  static constexpr const char* name = "layer_norm";
+  using slots = type_list<input_types, input_types, input_types>;  // In, W, Out
+  using knobs = norm_knobs;
+
+  template <class In, class W, class Out>
+  using args = NORMKIT_TABLE_NAMESPACE::layer_norm_args<In, W, Out>;
+
+  template <class Knobs, class In, class W, class Out>
+  using canonical = canonical_knobs<Knobs, In, W>;
+  template <class Knobs, class In, class W, class Out>
+  using narrows = std::conditional_t<Knobs::round == rounding::twice, type_list<Out, mid_of<Knobs, In, W>>,
+                                     type_list<Out>>;
+
+  // invalid_eps, invalid_stride, then the buffers (core/validate.hpp); y may be x exactly.
+  template <class In, class W, class Out>
+  static status validate(const args<In, W, Out>& a) {
+    if (const status st = impl::check_eps(a.eps); st != status::ok)
+      return st;
+    if (a.x_stride < a.cols || a.y_stride < a.cols)
+      return status::invalid_stride;
+    if (empty(a))
+      return status::ok;
+    const impl::operand in[] = {impl::operand_of(a.x, a.rows, a.cols, a.x_stride),
+                                impl::operand_of(a.gamma, 1, a.cols, a.cols, true),
+                                impl::operand_of(a.beta, 1, a.cols, a.cols, true)};
+    const impl::operand out[] = {impl::operand_of(a.y, a.rows, a.cols, a.y_stride)};
+    return impl::check_operands(in, out, {0});
+  }
+  template <class A>
+  static bool empty(const A& a) {
+    return a.rows == 0 || a.cols == 0;
+  }
+
+  template <class Policy, class In, class W, class Out>
+  static void reference(const args<In, W, Out>& a) {
+    for (std::size_t r = 0; r < a.rows; ++r)
+      normkit::reference::layer_norm_row<Policy>(a.x + r * a.x_stride, a.gamma, a.beta, a.y + r * a.y_stride,
+                                                 a.cols, a.eps);
+  }
+};
+
+}  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit
+
+#include "../core/fp_precise_end.hpp"

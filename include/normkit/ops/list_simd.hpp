@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: MIT
+// normkit: the SIMD half of every op of ops/list.hpp, for the per-ISA translation units and
+// static mode.
+#pragma once
+
+#include "convert_simd.hpp"
+#include "layer_norm_simd.hpp"
+#include "list.hpp"
+#include "rms_norm_simd.hpp"

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// normkit: the RMSNorm op -- its arguments, its validation rule, its type slots and its scalar
+// reference. The SIMD rows are in rms_norm_simd.hpp.
+#pragma once
+
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
+#include <cstddef>      // std::size_t
+#include <type_traits>  // std::conditional_t
+
+#include "../core/abi.hpp"
+#include "../core/epilogue.hpp"
+#include "../core/op.hpp"
+#include "../core/policy.hpp"
+#include "../core/scalar_rows.hpp"
+#include "../core/status.hpp"
+#include "../core/storage.hpp"
+#include "../core/validate.hpp"
+
+namespace normkit {
+
+// The argument bundle. It crosses the runtime table by pointer, so the dispatching translation
+// unit and the per-ISA ones must name one type: it lives in the version's table namespace, which
+// holds types only (core/abi.hpp). x: rows x cols, rows x_stride apart; gamma: cols values or
+// null (g = 1); y like x.
+namespace NORMKIT_TABLE_NAMESPACE {
+template <class In, class W, class Out>
+struct rms_norm_args {
+  const In* x;
+  const W* gamma;
+  Out* y;
+  std::size_t rows, cols;
+  float eps;
+  std::size_t x_stride, y_stride;
+};
+}  // namespace NORMKIT_TABLE_NAMESPACE
+
+inline namespace NORMKIT_ABI_NAMESPACE {
+namespace reference {
+
+// One RMSNorm row (docs/contract.md):
+//   s = csum(f(x_i)^2); ms = s / float(d); inv = 1 / sqrt(ms + eps); n_i = f(x_i) * inv; policy.
+// A row with a NaN or Inf gives canonical NaNs; a finite row whose sum of squares overflows is
+// recomputed on x * 2^-e.
+template <class Policy, class In, class W, class Out>
+void rms_norm_row(const In* x, const W* gamma, Out* y, std::size_t cols, float eps) {
+  using Knobs = detail::knobs_of<Policy>;
+  float scale = 1.0f;
+  float s = impl::sum_squares(x, cols, scale);
+  if (detail::needs_rescale<detail::scalar_tag>(s, static_cast<float>(cols), eps)) {
+    if (!detail::all_finite<detail::scalar_tag>(x, cols))
+      return detail::fill_nan<detail::scalar_tag>(y, cols);
+    const detail::overflow_scale o =
+        detail::make_overflow_scale<detail::scalar_tag>(detail::max_abs<detail::scalar_tag>(x, cols), eps);
+    scale = o.scale;
+    eps = o.eps;
+    s = impl::sum_squares(x, cols, scale);
+  }
+  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(s, static_cast<float>(cols), eps);
+  impl::write_row<Knobs, In, W, Out>(gamma, static_cast<const W*>(nullptr), y, cols, factor,
+                                     [&](std::size_t i) { return to_float(x[i]) * scale; });
+}
+
+}  // namespace reference
+
+namespace detail {
+
+struct rms_norm_op {
+  static constexpr const char* name = "rms_norm";
+  using slots = type_list<input_types, input_types, input_types>;  // In, W, Out
+  using knobs = norm_knobs;
+
+  template <class In, class W, class Out>
+  using args = NORMKIT_TABLE_NAMESPACE::rms_norm_args<In, W, Out>;
+
+  template <class Knobs, class In, class W, class Out>
+  using canonical = canonical_knobs<Knobs, In, W>;
+  template <class Knobs, class In, class W, class Out>
+  using narrows = std::conditional_t<Knobs::round == rounding::twice, type_list<Out, mid_of<Knobs, In, W>>,
+                                     type_list<Out>>;
+
+  // invalid_eps, invalid_stride, then the buffers (core/validate.hpp); y may be x exactly.
+  template <class In, class W, class Out>
+  static status validate(const args<In, W, Out>& a) {
+    if (const status st = impl::check_eps(a.eps); st != status::ok)
+      return st;
+    if (a.x_stride < a.cols || a.y_stride < a.cols)
+      return status::invalid_stride;
+    if (empty(a))
+      return status::ok;
+    const impl::operand in[] = {impl::operand_of(a.x, a.rows, a.cols, a.x_stride),
+                                impl::operand_of(a.gamma, 1, a.cols, a.cols, true)};
+    const impl::operand out[] = {impl::operand_of(a.y, a.rows, a.cols, a.y_stride)};
+    return impl::check_operands(in, out, {0});
+  }
+  template <class A>
+  static bool empty(const A& a) {
+    return a.rows == 0 || a.cols == 0;
+  }
+
+  template <class Policy, class In, class W, class Out>
+  static void reference(const args<In, W, Out>& a) {
+    for (std::size_t r = 0; r < a.rows; ++r)
+      normkit::reference::rms_norm_row<Policy>(a.x + r * a.x_stride, a.gamma, a.y + r * a.y_stride, a.cols,
+                                               a.eps);
+  }
+};
+
+}  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit
+
+#include "../core/fp_precise_end.hpp"
