@@ -2,7 +2,7 @@
 # Locating xsimd, shared by the build (normkitDependencies.cmake) and the installed package
 # (normkitConfig.cmake). xsimd serves the SIMD paths only; the scalar reference needs nothing.
 #
-# Any xsimd from 8.1 on is accepted (detail/xsimd_compat.hpp absorbs the API differences). No
+# Any xsimd from 8.1 on is accepted (simd/xsimd_compat.hpp absorbs the API differences). No
 # version is passed to find_package: xsimd's version files (SameMajorVersion) would reject a
 # request for 8.1 when 14 is installed, so the version found is checked here instead.
 #

@@ -8,7 +8,7 @@
 
 // The test's own floating-point code (input generators, checks) keeps IEEE semantics under
 // clang's unsafe-math flags, which define no macro: the corpus_clang_* tests build this with
-// them to probe normkit's own float_control region (detail/fp_precise_begin.hpp), and the
+// them to probe normkit's own float_control region (core/fp_precise_begin.hpp), and the
 // inputs must not change with the flags under test.
 #if defined(__clang__)
 #pragma float_control(precise, on, push)

@@ -106,7 +106,7 @@ template <class T>
 }
 
 // A row of gains (or bias) whose special-value positions land in each part of the kernels'
-// per-call finiteness scan (kernels.hpp, all_finite_bits) for every lane count: the four-batch
+// per-call finiteness scan (simd/rows.hpp, all_finite_bits) for every lane count: the four-batch
 // loop, the one-batch loop and the zero-padded tail.
 constexpr std::size_t gain_scan_cols = 203;
 constexpr std::size_t gain_scan_positions[] = {5, 130, 198, 202};

@@ -5,7 +5,7 @@
 // minutes; the kernels are one template per (op, knobs, types), so a few entries cover every
 // helper they call.
 //   NORMKIT_ISA_TU_<ISA> defined: the per-ISA TU of the runtime-dispatch component, through
-//     the same table entries and conversions normkit_isa.cpp instantiates (table_impl.hpp).
+//     the same table entries and conversions normkit_isa.cpp instantiates (dispatch/table_impl.hpp).
 //   otherwise: a user's static TU built with ISA flags, through the public entry points (the
 //     SIMD path and the scalar reference fallback), the reference, the oracle and the names.
 #if defined(NORMKIT_ISA_TU_AVX2) || defined(NORMKIT_ISA_TU_AVX512) || defined(NORMKIT_ISA_TU_NEON)

@@ -47,7 +47,7 @@ std::uint32_t bits_of(const T& v) {
     return v.bits;
 }
 
-// The documented rules (convert.hpp), independent of detail/validate.hpp.
+// The documented rules (convert.hpp), independent of core/validate.hpp.
 status expected_status(std::uintptr_t src, std::uintptr_t dst, std::size_t n, std::size_t s_size,
                        std::size_t d_size, bool same_type) {
   if (n == 0)

@@ -113,7 +113,7 @@ bool overlaps(const range& a, const range& b) {
 }
 
 // The documented rules (README status table; rms_norm.hpp), written out independently of
-// detail/validate.hpp: what the call must return.
+// core/validate.hpp: what the call must return.
 status expected_status(const call_args& a, std::size_t in_size, std::size_t w_size, std::size_t out_size,
                        bool same_type) {
   const bool eps_ok = a.eps >= 0.0f && a.eps <= f32(0x7f7fffffu);  // finite and >= 0 (NaN fails)

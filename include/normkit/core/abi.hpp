@@ -9,7 +9,7 @@
 // configuration: abi_v0_2_0_avx2 and so on. Callers never spell it (normkit::detail::x finds
 // it). Public types (bf16, fp16, status, isa, the policies) stay in namespace normkit: they must
 // be one type in every TU. No inline standard-library function may be called from code a
-// per-ISA TU instantiates either (std:: cannot be tagged): detail/math.hpp has tagged wrappers.
+// per-ISA TU instantiates either (std:: cannot be tagged): core/math.hpp has tagged wrappers.
 #pragma once
 
 // Compiler flags that change the bits are refused (docs/fp-environment.md has the table): g++

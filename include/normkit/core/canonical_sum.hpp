@@ -24,7 +24,7 @@ constexpr std::size_t canonical_lanes = 64;  // K: fixed forever once golden dat
 struct scalar_tag {};
 
 // contract: for w = N/2 ... 1: p[k] = p[k] + p[k + w] for k < w; result p[0].
-// SIMD paths fold the same pairs in registers (kernels.hpp, fold).
+// SIMD paths fold the same pairs in registers (simd/rows.hpp, fold).
 template <class Tag, std::size_t N>
 float fold_halves(float* p) {
 #pragma GCC unroll 8

@@ -74,7 +74,7 @@ inline bool overlaps(const extent& a, const extent& b) {
   return a.begin < b.end && b.begin < a.end;
 }
 
-// contract (docs/contract.md, bad arguments): eps must be finite and >= 0. On the bits, not with
+// contract (docs/contract.md, eps): eps must be finite and >= 0. On the bits, not with
 // ordered compares: `eps >= 0` raises FE_INVALID for a NaN (a SIGFPE when the caller enabled
 // that trap). Valid: +0 ... FLT_MAX (0x7f7fffff) and -0.
 inline status check_eps(float eps) {

@@ -45,7 +45,7 @@ constexpr const char* to_string(isa i) noexcept {
   return "unknown";
 }
 
-// Per-configuration internals (ABI-tagged by the inline namespace, see detail/abi.hpp).
+// Per-configuration internals (ABI-tagged by the inline namespace, see core/abi.hpp).
 namespace impl {
 
 // The ISAs whose kernels this translation unit can reach: in runtime mode those of its family

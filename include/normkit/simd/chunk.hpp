@@ -8,7 +8,7 @@
 // (word << 16) or one mask (word & 0xffff0000) and narrowing one shift and one or: no
 // zero-extending shuffle, no pack, no lane fix-up (vector shifts and shuffles share two ports on
 // Zen and were the bf16 bottleneck). Elementwise arithmetic does not care which element a lane
-// holds; the reduction does, and canonical_sum folds through position() (kernels.hpp).
+// holds; the reduction does, and canonical_sum folds through position() (simd/rows.hpp).
 #pragma once
 
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
