@@ -12,8 +12,8 @@ inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 // Calls whose output has at least this many bytes store it with non-temporal (streaming)
-// stores: they pay for outputs that do not fit the cache (+25-45 % at the L3
-// edge) and cost up to 70 % when the data is hot.
+// stores: they pay for outputs that do not fit the cache and cost when the data is hot
+// (docs/performance.md).
 constexpr std::size_t stream_min_bytes = std::size_t(8) << 20;
 
 // The cache line: streamed output starts at one, and the next row is prefetched one at a time.

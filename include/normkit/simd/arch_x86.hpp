@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // normkit: the x86 pieces xsimd 8.1 lacks -- 16-bit widen/pack and F16C conversions.
-// One intrinsic per arch family (g++ 12 turns pure-xsimd 16-bit widening into stack round trips,
-// measured 6.4 us vs 0.47 us per 4096 elements). Every function is a template on Arch: per-ISA
+// One intrinsic per arch family (g++ 12 turns pure-xsimd 16-bit widening into stack round trips;
+// docs/performance.md). Every function is a template on Arch: per-ISA
 // translation units then never share a symbol with baseline code (core/abi.hpp).
 #pragma once
 
@@ -193,9 +193,8 @@ void store_fence() {
   _mm_sfence();
 }
 
-// Into L2, not L1: a streamed row's x, gamma, beta and the next row's x (4096 floats each) are
-// 64 KB against a 48 KB L1, and T0 evicted the lines the output pass was reading (4096x4096
-// bf16, T1 against T0 in one process: +3-4 % of the copy roof on AVX-512; f32 within noise).
+// Into L2, not L1: a streamed row's x, gamma, beta and the next row's x can exceed L1, and T0
+// evicted the lines the output pass was reading (docs/performance.md).
 template <class Arch>
 void prefetch(const void* p) {
   _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1);

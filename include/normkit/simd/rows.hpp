@@ -273,9 +273,7 @@ struct write_mode {
 // signed zeros included.
 //
 // Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures
-// reloaded through a pointer, callee-saved registers) was up to a fifth of a 128-column row
-// (16384x128 on the AMD AVX-512 VM, same process: LayerNorm f32 53 -> 44 ns, RMSNorm bf16
-// round-once 31 -> 25 ns).
+// reloaded through a pointer, callee-saved registers) cost short rows dearly (docs/performance.md).
 template <class Arch, class Row, class Knobs, class In, class W, class Out, class Source>
 NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W* beta, Out* y,
                                      std::size_t cols, float factor, const row_stats& st,
@@ -411,7 +409,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
                                       B::load_aligned(epss))
         .store_aligned(factors);
     // Checked after the first group's statistics, so the gains are the freshest lines in L1 when
-    // its output pass starts (f32 1x4096: -12 % against checking first).
+    // its output pass starts (docs/performance.md).
     if (r0 == 0)
       mode.gains_finite =
           (!gamma || all_finite_bits<Arch>(gamma, cols)) && (!beta || all_finite_bits<Arch>(beta, cols));
