@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 #include <normkit/fp8.hpp>
+#include <normkit/types.hpp>
 
 #include <cfenv>             // std::fesetround, std::fegetround, FE_*
 #include <cmath>             // std::isnan, std::signbit, std::ldexp
@@ -145,6 +146,17 @@ TEST(Fp8, AllE4m3PatternsWidenAsTheFormulaSays) {
 
 TEST(Fp8, AllE5m2PatternsWidenAsTheFormulaSays) {
   check_all_patterns_widen<e5m2>(normkit_test::formula::e5m2_reference(), true);
+}
+
+// e5m2 is the top byte of fp16 (same sign and exponent fields, mantissa cut to two bits): every
+// pattern, NaN and Inf included, widens as the fp16 it is the top byte of (types.hpp's widening,
+// itself checked exhaustively elsewhere).
+TEST(Fp8, E5m2WidensAsTheTopByteOfFp16) {
+  for (unsigned b = 0; b < 256; ++b) {
+    const float as_e5m2 = static_cast<float>(e5m2::from_bits(static_cast<std::uint8_t>(b)));
+    const float as_fp16 = static_cast<float>(normkit::fp16::from_bits(static_cast<std::uint16_t>(b << 8)));
+    EXPECT_EQ(float_bits(as_e5m2), float_bits(as_fp16)) << "pattern " << hex(b);
+  }
 }
 
 // Every finite pattern survives widening and narrowing unchanged (both conversions exact there).

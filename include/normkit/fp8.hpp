@@ -20,7 +20,8 @@
 //
 // int8_from_float(v): round to nearest, ties to even, then clamp to [-128, 127]; NaN gives 0.
 // That is PTX's cvt.rni.sat.s8.f32, which vLLM's float_to_int8_rn uses on CUDA
-// (csrc/quantization/fused_kernels/quant_conversions.cuh); docs/quantization.md has the details.
+// (vllm-project/vllm, csrc/quantization/fused_kernels/quant_conversions.cuh); docs/quantization.md
+// has the details.
 #pragma once
 
 #include "detail/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
