@@ -14,6 +14,7 @@
 
 #include "convert.hpp"
 #include "dispatch.hpp"
+#include "fp8.hpp"
 #include "layer_norm.hpp"
 #include "policy.hpp"
 #include "reference.hpp"

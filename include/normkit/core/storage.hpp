@@ -165,8 +165,9 @@ static_assert(std::is_trivially_copyable<bf16>::value && std::is_trivially_copya
 // place. No primary definition: a type without a specialization is a compile error wherever a
 // fact about it is asked. Members:
 //   bits            the unsigned integer of the same size
-//   exponent_mask   the exponent field; with the sign cleared, NaN and +-Inf are exactly the
-//                   values >= it (the kernels' finiteness scans test that)
+//   exponent_mask   the exponent field; for input types, with the sign cleared, NaN and +-Inf
+//                   are exactly the values >= it (the kernels' finiteness scans rely on it; e4m3,
+//                   output-only, has finite values with an all-ones exponent)
 //   magnitude_mask  every bit but the sign
 //   canonical_nan   the NaN every path stores for a NaN result (docs/contract.md, NaN outputs)
 //   max_finite      the largest finite value, as a float

@@ -49,7 +49,8 @@ int main() {
           "rms_norm<llama> bf16 is not instantiated");
     check(nd::lookup<nd::rms_norm_op, nd::knobs_of<normkit::gemma>, B, B, B>(*t) == nullptr,
           "rms_norm<gemma> was not selected but is instantiated");
-    check(same_bits_as_reference_rms<normkit::llama, B>(5, 1000), "llama bf16: bits differ from the reference");
+    check(same_bits_as_reference_rms<normkit::llama, B>(5, 1000),
+          "llama bf16: bits differ from the reference");
     check(same_bits_as_reference_rms<normkit::gemma, B>(5, 1000), "gemma bf16 (reference): bits differ");
     check(same_bits_as_reference_rms<normkit::llama, float>(5, 1000), "llama f32 (reference): bits differ");
   }
