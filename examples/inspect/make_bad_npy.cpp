@@ -72,8 +72,7 @@ int main(int argc, char** argv) {
       write("ref_4x9.npy", npy(dict("'<f4'", "(4, 9)"), 144)) &&
       write("x_0x8.npy", npy(dict("'<f4'", "(0, 8)"), 0)) &&
       // malformed
-      write("bad_magic.npy", "PK\x03\x04 this is a zip file, not an npy file\n") &&
-      write("empty.npy", "") &&
+      write("bad_magic.npy", "PK\x03\x04 this is a zip file, not an npy file\n") && write("empty.npy", "") &&
       write("bad_version.npy", "\x93NUMPY\x09" + npy(dict("'<f4'", "(4, 8)"), 128).substr(7)) &&
       write("truncated_header.npy", npy(dict("'<f4'", "(4, 8)"), 0).substr(0, 40)) &&
       write("truncated_data.npy", npy(dict("'<f4'", "(4, 8)"), 100)) &&

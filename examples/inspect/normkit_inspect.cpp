@@ -14,14 +14,14 @@
 // or file: one line on stderr, nothing on stdout.
 #include <normkit/normkit.hpp>
 
-#include <cmath>     // std::fma, std::sqrt, std::isfinite, std::ilogb, std::ldexp, std::fabs
-#include <cstdint>   // std::uint16_t, std::uint32_t, std::uint64_t
-#include <cstdio>    // std::printf, std::fprintf, std::snprintf
-#include <cstdlib>   // std::strtod, std::strtoull
-#include <cstring>   // std::memcpy, std::strcmp
-#include <limits>    // std::numeric_limits
-#include <string>    // std::string
-#include <vector>    // std::vector
+#include <cmath>    // std::fma, std::sqrt, std::isfinite, std::ilogb, std::ldexp, std::fabs
+#include <cstdint>  // std::uint16_t, std::uint32_t, std::uint64_t
+#include <cstdio>   // std::printf, std::fprintf, std::snprintf
+#include <cstdlib>  // std::strtod, std::strtoull
+#include <cstring>  // std::memcpy, std::strcmp
+#include <limits>   // std::numeric_limits
+#include <string>   // std::string
+#include <vector>   // std::vector
 
 #include "npy.hpp"
 
@@ -49,13 +49,17 @@ template <>
 struct traits<normkit::bf16> {
   static constexpr int width = 16, mantissa = 7, min_exp = -126;
   static std::uint32_t bits(normkit::bf16 v) { return v.bits; }
-  static normkit::bf16 from_bits(std::uint32_t u) { return normkit::bf16::from_bits(static_cast<std::uint16_t>(u)); }
+  static normkit::bf16 from_bits(std::uint32_t u) {
+    return normkit::bf16::from_bits(static_cast<std::uint16_t>(u));
+  }
 };
 template <>
 struct traits<normkit::fp16> {
   static constexpr int width = 16, mantissa = 10, min_exp = -14;
   static std::uint32_t bits(normkit::fp16 v) { return v.bits; }
-  static normkit::fp16 from_bits(std::uint32_t u) { return normkit::fp16::from_bits(static_cast<std::uint16_t>(u)); }
+  static normkit::fp16 from_bits(std::uint32_t u) {
+    return normkit::fp16::from_bits(static_cast<std::uint16_t>(u));
+  }
 };
 
 template <class T>
@@ -87,7 +91,9 @@ std::uint64_t ulp_distance(std::uint32_t a, std::uint32_t b) {
 template <class T>
 double oracle_ulps(float y, double o) {
   if (!std::isfinite(o) || !std::isfinite(y))
-    return (std::isnan(o) && std::isnan(y)) || (o == static_cast<double>(y)) ? 0.0 : std::numeric_limits<double>::infinity();
+    return (std::isnan(o) && std::isnan(y)) || (o == static_cast<double>(y))
+               ? 0.0
+               : std::numeric_limits<double>::infinity();
   int e = o == 0.0 ? traits<T>::min_exp : std::ilogb(o);
   if (e < traits<T>::min_exp)
     e = traits<T>::min_exp;
@@ -178,7 +184,10 @@ struct canonical_sum {
 
 struct row_stats {
   float sum = 0, mean = 0, spread = 0, inv = 0, root = 0;  // spread: mean square or variance
+  float shift = 0, m = 0;  // LayerNorm: the final K and m, so c_i = (f(x_i) - K) - m
   bool non_finite = false, overflow = false, refined = false;
+  bool kernel_differs = false;  // the kernels' n_i is not row value * inv (see run_all)
+  std::size_t kernel_col = 0;
 };
 
 template <class In>
@@ -225,6 +234,8 @@ row_stats layer_stats(const In* x, std::size_t cols, float eps) {
     s.refined = true;
     moments();
   }
+  s.shift = shift;
+  s.m = m;
   s.mean = shift + m;  // contract: mean = K + m
   s.spread = var;
   s.root = std::sqrt(var + eps);
@@ -268,7 +279,8 @@ void for_each_preset(op_kind op, F&& f) {
   }
 }
 
-const char* const rms_names[] = {"llama", "gemma", "gemma3n", "olmo2", "t5", "pytorch", "onnx", "onnxruntime"};
+const char* const rms_names[] = {"llama", "gemma",   "gemma3n", "olmo2",
+                                 "t5",    "pytorch", "onnx",    "onnxruntime"};
 
 // ---- Options and the report. ----------------------------------------------------------------
 
@@ -287,9 +299,9 @@ struct value {
 
 struct preset_result {
   std::string name;
-  bool divides = false;  // normalize::divide: uses sqrt(ms + eps) instead of inv
-  std::vector<std::vector<value>> first;  // per selected row
-  double oracle_max_ulps = 0;              // over the selected rows
+  bool divides = false;                         // normalize::divide: uses sqrt(ms + eps) instead of inv
+  std::vector<std::vector<value>> first;        // per selected row
+  double oracle_max_ulps = 0;                   // over the selected rows
   std::uint64_t hash = 1469598103934665603ull;  // FNV-1a of every output's bits
   std::size_t exact = 0;
   std::uint64_t max_ulp = 0;
@@ -316,8 +328,8 @@ struct failure {
 };
 
 template <class Out, class In, class W>
-void run_all(const options& o, const std::vector<In>& x, const std::vector<W>& gamma, const std::vector<W>& beta,
-             const npy::array* ref_file, report& r) {
+void run_all(const options& o, const std::vector<In>& x, const std::vector<W>& gamma,
+             const std::vector<W>& beta, const npy::array* ref_file, report& r) {
   const std::size_t rows = r.rows, cols = r.cols;
   const W* g = o.gamma.empty() ? nullptr : gamma.data();
   const W* b = o.beta.empty() ? nullptr : beta.data();
@@ -325,9 +337,26 @@ void run_all(const options& o, const std::vector<In>& x, const std::vector<W>& g
   if (ref_file)
     ref = elements<Out>(*ref_file);
   r.shown = cols < 8 ? cols : 8;
+  std::vector<float> check(cols);
   for (std::size_t row : o.rows) {
-    r.stats.emplace_back(row, o.op == op_kind::rms ? rms_stats(x.data() + row * cols, cols, o.eps)
-                                                   : layer_stats(x.data() + row * cols, cols, o.eps));
+    const In* xr = x.data() + row * cols;
+    row_stats st = o.op == op_kind::rms ? rms_stats(xr, cols, o.eps) : layer_stats(xr, cols, o.eps);
+    // The statistics shown are recomputed here from the contract; the kernels must agree. With no
+    // gain, one rounding and fp32 output, the kernel's y_i is n_i = (row value) * inv, one multiply.
+    const normkit::status cs =
+        o.op == op_kind::rms
+            ? normkit::rms_norm<normkit::round_once>(xr, nullptr, check.data(), 1, cols, o.eps)
+            : normkit::layer_norm<normkit::round_once>(xr, nullptr, nullptr, check.data(), 1, cols, o.eps);
+    if (cs != normkit::status::ok)
+      throw failure{std::string("normkit refused the inputs: ") + normkit::to_string(cs)};
+    for (std::size_t i = 0; i < cols && !st.non_finite && !st.overflow && !st.kernel_differs; ++i) {
+      const float v = o.op == op_kind::rms ? widen(xr[i]) : (widen(xr[i]) - st.shift) - st.m;
+      if (traits<float>::bits(v * st.inv) != traits<float>::bits(check[i])) {
+        st.kernel_differs = true;
+        st.kernel_col = i;
+      }
+    }
+    r.stats.emplace_back(row, st);
     if (ref_file) {
       std::vector<value> f;
       for (std::size_t i = 0; i < r.shown; ++i)
@@ -408,7 +437,8 @@ void decide(report& r) {
     if (!best || p.exact > best->exact || (p.exact == best->exact && p.max_ulp < best->max_ulp))
       best = &p;
   }
-  const bool match = static_cast<double>(best->exact) >= 0.99 * static_cast<double>(total) && best->max_ulp <= 1;
+  const bool match =
+      static_cast<double>(best->exact) >= 0.99 * static_cast<double>(total) && best->max_ulp <= 1;
   std::string same;
   for (const preset_result& p : r.presets)
     if (&p != best && p.hash == best->hash && p.exact == best->exact)
@@ -437,7 +467,8 @@ void print_text(const report& r) {
     std::printf("\nrow %zu\n", r.stats[k].first);
     const bool ln = r.op == "layer";
     if (ln)
-      std::printf("  %-27s %-16s %s\n", "mean (K + m)", dec(s.mean).c_str(), hex(traits<float>::bits(s.mean), 32).c_str());
+      std::printf("  %-27s %-16s %s\n", "mean (K + m)", dec(s.mean).c_str(),
+                  hex(traits<float>::bits(s.mean), 32).c_str());
     std::printf("  %-27s %-16s %s\n", ln ? "sum of squares (c_i^2)" : "sum of squares", dec(s.sum).c_str(),
                 hex(traits<float>::bits(s.sum), 32).c_str());
     std::printf("  %-27s %-16s %s\n", ln ? "variance" : "mean square", dec(s.spread).c_str(),
@@ -450,6 +481,9 @@ void print_text(const report& r) {
       std::printf("  the row holds NaN or Inf: every output of it is NaN (contract)\n");
     if (s.overflow)
       std::printf("  the sum of squares overflows: the kernels recompute the row on x * 2^-e (contract)\n");
+    if (s.kernel_differs)
+      std::printf("  warning: the kernels' statistics differ from these (first at col %zu); please report\n",
+                  s.kernel_col);
     if (s.refined)
       std::printf("  x_0 lies > 4 sigma from the mean: the shift was refined once (contract)\n");
     std::printf("  %-12s", "output");
@@ -476,11 +510,11 @@ void print_text(const report& r) {
     std::string diff = "-";
     if (p.differs)
       diff = "row " + std::to_string(p.diff_row) + " col " + std::to_string(p.diff_col) + ", " +
-             hex(p.mine.bits, r.out_width) + " (" + dec(p.mine.v) + ") vs " + hex(p.theirs.bits, r.out_width) + " (" +
-             dec(p.theirs.v) + ")";
-    std::printf("  %-12s %9s %8s %12s   %s\n", p.name.c_str(), r.has_ref ? percent(p.exact, total).c_str() : "-",
-                r.has_ref ? ulps(p.max_ulp).c_str() : "-", dec(p.oracle_max_ulps, 3).c_str(),
-                r.has_ref ? diff.c_str() : "");
+             hex(p.mine.bits, r.out_width) + " (" + dec(p.mine.v) + ") vs " +
+             hex(p.theirs.bits, r.out_width) + " (" + dec(p.theirs.v) + ")";
+    std::printf("  %-12s %9s %8s %12s   %s\n", p.name.c_str(),
+                r.has_ref ? percent(p.exact, total).c_str() : "-", r.has_ref ? ulps(p.max_ulp).c_str() : "-",
+                dec(p.oracle_max_ulps, 3).c_str(), r.has_ref ? diff.c_str() : "");
   }
   std::printf("  (oracle ulp: the largest distance to the fp64 oracle on the shown rows, in ulps of %s)\n",
               r.out_dtype.c_str());
@@ -492,19 +526,21 @@ void print_json(const report& r) {
     return "{\"hex\": " + json_string(hex(v.bits, r.out_width)) + ", \"value\": " + json_number(v.v) + "}";
   };
   auto f32 = [&](float v) {
-    return "{\"hex\": " + json_string(hex(traits<float>::bits(v), 32)) + ", \"value\": " + json_number(v) + "}";
+    return "{\"hex\": " + json_string(hex(traits<float>::bits(v), 32)) + ", \"value\": " + json_number(v) +
+           "}";
   };
   std::string s = "{\n  \"op\": " + json_string(r.op) + ",\n  \"eps\": " + f32(r.eps) +
                   ",\n  \"rows\": " + std::to_string(r.rows) + ",\n  \"cols\": " + std::to_string(r.cols) +
-                  ",\n  \"output_dtype\": " + json_string(r.out_dtype) + ",\n  \"isa\": " + json_string(r.isa) +
-                  ",\n  \"inputs\": {";
+                  ",\n  \"output_dtype\": " + json_string(r.out_dtype) +
+                  ",\n  \"isa\": " + json_string(r.isa) + ",\n  \"inputs\": {";
   for (std::size_t i = 0; i < r.inputs.size(); ++i) {
     const npy::array& a = *r.inputs[i].second;
     std::string shape = "[";
     for (std::size_t d = 0; d < a.shape.size(); ++d)
       shape += (d ? ", " : "") + std::to_string(a.shape[d]);
-    s += std::string(i ? ", " : "") + json_string(r.inputs[i].first) + ": {\"dtype\": " +
-         json_string(npy::to_string(a.type)) + ", \"descr\": " + json_string(a.descr) + ", \"shape\": " + shape + "]}";
+    s += std::string(i ? ", " : "") + json_string(r.inputs[i].first) +
+         ": {\"dtype\": " + json_string(npy::to_string(a.type)) + ", \"descr\": " + json_string(a.descr) +
+         ", \"shape\": " + shape + "]}";
   }
   s += "},\n  \"row_reports\": [";
   for (std::size_t k = 0; k < r.stats.size(); ++k) {
@@ -514,9 +550,11 @@ void print_json(const report& r) {
       s += ", \"mean\": " + f32(st.mean) + ", \"variance\": " + f32(st.spread);
     else
       s += ", \"mean_square\": " + f32(st.spread);
-    s += ", \"sum_of_squares\": " + f32(st.sum) + ", \"inv_rms\": " + f32(st.inv) + ", \"sqrt_plus_eps\": " +
-         f32(st.root) + ", \"non_finite\": " + (st.non_finite ? "true" : "false") +
-         ", \"overflow\": " + (st.overflow ? "true" : "false") + ",\n     \"first_outputs\": {";
+    s += ", \"sum_of_squares\": " + f32(st.sum) + ", \"inv_rms\": " + f32(st.inv) +
+         ", \"sqrt_plus_eps\": " + f32(st.root) + ", \"non_finite\": " + (st.non_finite ? "true" : "false") +
+         ", \"overflow\": " + (st.overflow ? "true" : "false") +
+         ", \"kernel_statistics_differ\": " + (st.kernel_differs ? "true" : "false") +
+         ",\n     \"first_outputs\": {";
     bool first = true;
     auto list = [&](const std::string& name, const std::vector<value>& v) {
       s += std::string(first ? "" : ", ") + json_string(name) + ": [";
@@ -539,8 +577,9 @@ void print_json(const report& r) {
          ", \"oracle_max_ulp\": " + json_number(p.oracle_max_ulps);
     if (r.has_ref) {
       s += ", \"exact\": " + std::to_string(p.exact) + ", \"total\": " + std::to_string(total) +
-           ", \"exact_percent\": " + percent(p.exact, total) + ", \"max_ulp\": " +
-           (p.max_ulp == nan_mismatch ? std::string("null") : std::to_string(p.max_ulp)) + ", \"first_difference\": ";
+           ", \"exact_percent\": " + percent(p.exact, total) +
+           ", \"max_ulp\": " + (p.max_ulp == nan_mismatch ? std::string("null") : std::to_string(p.max_ulp)) +
+           ", \"first_difference\": ";
       if (p.differs)
         s += "{\"row\": " + std::to_string(p.diff_row) + ", \"col\": " + std::to_string(p.diff_col) +
              ", \"normkit\": " + val(p.mine) + ", \"ref\": " + val(p.theirs) + "}";
@@ -653,8 +692,9 @@ options parse(int argc, char** argv) {
     for (const char* n : rms_names)
       known = known || o.preset == n;
     if (o.op == op_kind::layer && o.preset == "onnx")
-      throw failure{"--preset onnx: the ONNX LayerNormalization convention (a third rounding before adding B) is "
-                    "not reproduced by normkit's layer_norm"};
+      throw failure{
+          "--preset onnx: the ONNX LayerNormalization convention (a third rounding before adding B) is "
+          "not reproduced by normkit's layer_norm"};
     if (!known)
       throw failure{"--preset: unknown preset '" + o.preset +
                     "'; one of llama gemma gemma3n olmo2 t5 pytorch onnx onnxruntime"};
@@ -714,15 +754,15 @@ int run(int argc, char** argv) {
   if (!o.ref.empty()) {
     ref = load("--ref", o.ref);
     if (ref.shape != x.shape && !(ref.size() == x.size() && !ref.shape.empty() && ref.shape.back() == r.cols))
-      throw failure{o.ref + " (--ref): shape mismatch: the reference " + ref.shape_string() + " is not x's shape " +
-                    x.shape_string()};
+      throw failure{o.ref + " (--ref): shape mismatch: the reference " + ref.shape_string() +
+                    " is not x's shape " + x.shape_string()};
     r.inputs.emplace_back("ref", &ref);
     r.has_ref = true;
   }
   for (std::size_t row : o.rows)
     if (row >= r.rows)
-      throw failure{"--rows: row " + std::to_string(row) + " does not exist (x has " + std::to_string(r.rows) +
-                    " rows)"};
+      throw failure{"--rows: row " + std::to_string(row) + " does not exist (x has " +
+                    std::to_string(r.rows) + " rows)"};
 
   r.op = o.op == op_kind::rms ? "rms" : "layer";
   r.eps = o.eps;

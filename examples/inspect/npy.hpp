@@ -9,12 +9,14 @@
 // file gives one error message and never a large allocation or an out-of-bounds read.
 #pragma once
 
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint16_t, std::uint32_t
-#include <cstdio>   // std::FILE, std::fopen, std::fread
-#include <limits>   // std::numeric_limits
-#include <string>   // std::string
-#include <vector>   // std::vector
+#include <algorithm>  // std::equal
+#include <cstddef>    // std::size_t, std::ptrdiff_t
+#include <cstdint>    // std::uint16_t, std::uint32_t
+#include <cstdio>     // std::FILE, std::fopen, std::fread
+#include <limits>     // std::numeric_limits
+#include <string>     // std::string
+#include <utility>    // std::move
+#include <vector>     // std::vector
 
 namespace npy {
 
@@ -38,8 +40,8 @@ inline std::size_t item_size(dtype t) {
 
 struct array {
   dtype type = dtype::f32;
-  std::string descr;               // as written in the file, e.g. "<V2"
-  std::vector<std::size_t> shape;  // () for a 0-d array
+  std::string descr;                // as written in the file, e.g. "<V2"
+  std::vector<std::size_t> shape;   // () for a 0-d array
   std::vector<unsigned char> data;  // little-endian elements, C order
 
   std::size_t size() const {
@@ -185,8 +187,9 @@ inline bool read(const std::string& path, array& out, std::string& error) {
       return fail(error, "malformed .npy header dict");
     if (key == "descr" && !have_descr) {
       if (!p.string_literal(descr))
-        return fail(error, "unsupported dtype (a structured or non-string 'descr'); "
-                           "supported: '<f4', '<f2', '<u2' or ml_dtypes bfloat16 ('<V2')");
+        return fail(error,
+                    "unsupported dtype (a structured or non-string 'descr'); "
+                    "supported: '<f4', '<f2', '<u2' or ml_dtypes bfloat16 ('<V2')");
       have_descr = true;
     } else if (key == "fortran_order" && !have_order) {
       if (p.word("True"))
@@ -242,11 +245,11 @@ inline bool read(const std::string& path, array& out, std::string& error) {
   if (n > have / item || n * item > have)
     return fail(error, "truncated data: shape " + a.shape_string() + " of " + to_string(a.type) + " needs " +
                            (n > std::numeric_limits<std::size_t>::max() / item ? std::string("more")
-                                                                                : std::to_string(n * item)) +
+                                                                               : std::to_string(n * item)) +
                            " bytes, the file holds " + std::to_string(have));
   if (n * item != have)
-    return fail(error, std::to_string(have - n * item) + " bytes after the data of shape " + a.shape_string() +
-                           " (not a single .npy array?)");
+    return fail(error, std::to_string(have - n * item) + " bytes after the data of shape " +
+                           a.shape_string() + " (not a single .npy array?)");
   a.data.assign(file.end() - static_cast<std::ptrdiff_t>(have), file.end());
   out = std::move(a);
   return true;
