@@ -3,7 +3,8 @@
 # the bf16 outputs differ between round once and round twice (24.78 % of its 2M samples), each by
 # exactly one ulp, the largest relative difference one ulp at the bottom of a binade (0.78125 %).
 #
-#   cmake -DPROGRAM=<normkit_example_conventions> [-DEMULATOR=<emulator>] -P check_conventions.cmake
+#   cmake -DPROGRAM=<normkit_example_conventions> [-DEMULATOR=<emulator|args>] -P check_conventions.cmake
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")  # e.g. qemu-aarch64|-L|<sysroot>
 execute_process(COMMAND ${EMULATOR} ${PROGRAM} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
 if(NOT rc EQUAL 0)

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
 # Runs one program and checks its exit status, stdout and stderr (ctest alone checks one of them).
 #
-#   cmake -DPROGRAM=<exe> [-DEMULATOR=<emulator;args>] [-DARGS=<a|b|c>] [-DRC=<exit status, default 0>]
+#   cmake -DPROGRAM=<exe> [-DEMULATOR=<emulator|args>] [-DARGS=<a|b|c>] [-DRC=<exit status, default 0>]
 #         [-DOUT=<regex stdout must match>] [-DNOT_OUT=<regex it must not match>]
 #         [-DERR=<regex stderr must match>] [-DERROR_LINE=1] -P run_check.cmake
 # ERROR_LINE: the failure contract of normkit-inspect -- nothing on stdout, exactly one line on
 # stderr.
 string(REPLACE "|" ";" args "${ARGS}")
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")  # e.g. qemu-aarch64|-L|<sysroot>
 execute_process(COMMAND ${EMULATOR} ${PROGRAM} ${args}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("exit status: ${rc}\n--- stdout:\n${out}--- stderr:\n${err}---")

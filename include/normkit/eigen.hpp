@@ -85,19 +85,21 @@ namespace eigen_support {
 
 // Why reading Eigen's storage through a normkit pointer is defined. The pointer conversion is a
 // reinterpret_cast between object pointer types (defined); what matters is how the elements are
-// then accessed. Every normkit path moves the 16-bit elements as integers: the SIMD loads and
-// stores use integer vector types that the compilers declare may_alias (like char), the
-// partial-vector tails go through std::memcpy (byte copies, defined for any trivially copyable
-// object), and the scalar path reads and writes the member `bits`, a std::uint16_t -- at that
-// address, Eigen's `value` (unsigned short, the same type) of a standard-layout object, which is
-// pointer-interconvertible with the object itself ([basic.compound]), so the access is to an object
-// of its own type ([basic.lval]). What ISO C++ still leaves to the implementation is naming that
-// member through normkit's class rather than Eigen's; the one risk this carries -- type-based alias
-// analysis reordering the caller's accesses through Eigen's type across normkit's accesses when
-// both are inlined into one function (static mode) -- is removed by a compiler fence on each side
-// of the call: the compiler must complete every access before it and may not start any after it
-// early (it emits no instruction). Runtime dispatch (normkit::normkit) calls the kernels out of
-// line anyway.
+// then accessed, and every normkit path accesses a 16-bit element as the 16-bit unsigned integer
+// it is. Eigen's scalar is a standard-layout object whose first member is that integer (`unsigned
+// short value`, or `uint16_t x` for half), so the object and the member are pointer-
+// interconvertible ([basic.compound]) and the address holds an object of type unsigned short ==
+// std::uint16_t. The x86 SIMD loads and stores go through integer vector types the compilers
+// declare may_alias (like char); the NEON ones through `const std::uint16_t*` (vld1_u16 /
+// vst1q_u16): an access to a std::uint16_t object through its own type ([basic.lval]); the tails
+// of a row go through std::memcpy (bytes, defined for any trivially copyable object); the scalar
+// path reads and writes `bf16::bits`, again a std::uint16_t at offset 0. What ISO C++ leaves open
+// is only that this member is named through normkit's class, not Eigen's; the one consequence a
+// compiler could draw -- type-based alias analysis moving the caller's accesses through Eigen's
+// type across the kernel's when both are inlined into one function (static mode; runtime
+// dispatch calls the kernels out of line) -- is ruled out by a compiler fence on each side of the
+// call: every access before it completes before it, none after it starts early (no instruction is
+// emitted).
 struct fence {
   fence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
   ~fence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
