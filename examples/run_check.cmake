@@ -3,7 +3,7 @@
 #
 #   cmake -DPROGRAM=<exe> [-DEMULATOR=<emulator|args>] [-DARGS=<a|b|c>] [-DRC=<exit status, default 0>]
 #         [-DOUT=<regex stdout must match>] [-DNOT_OUT=<regex it must not match>]
-#         [-DERR=<regex stderr must match>] [-DERROR_LINE=1] -P run_check.cmake
+#         [-DERR=<regex stderr must match>] [-DJSON_VERDICT=<regex>] [-DERROR_LINE=1] -P run_check.cmake
 # ERROR_LINE: the failure contract of normkit-inspect -- nothing on stdout, exactly one line on
 # stderr.
 string(REPLACE "|" ";" args "${ARGS}")
@@ -25,6 +25,15 @@ if(DEFINED NOT_OUT AND out MATCHES "${NOT_OUT}")
 endif()
 if(DEFINED ERR AND NOT err MATCHES "${ERR}")
   message(FATAL_ERROR "stderr does not match: ${ERR}")
+endif()
+if(DEFINED JSON_VERDICT)  # stdout must parse as JSON, with a "verdict" string matching this
+  string(JSON verdict ERROR_VARIABLE json_error GET "${out}" verdict)
+  if(json_error)
+    message(FATAL_ERROR "stdout is not the expected JSON: ${json_error}")
+  endif()
+  if(NOT verdict MATCHES "${JSON_VERDICT}")
+    message(FATAL_ERROR "JSON verdict '${verdict}' does not match: ${JSON_VERDICT}")
+  endif()
 endif()
 if(ERROR_LINE)
   if(NOT out STREQUAL "")
