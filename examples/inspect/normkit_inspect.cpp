@@ -253,26 +253,27 @@ struct preset_tag {
 };
 
 // In preference order: when several presets give the same bits on the data, the verdict names the
-// first (llama before t5, which agree whenever x and gamma share a dtype; pytorch first for
-// LayerNorm).
+// first. Multiplying presets come before dividing ones (x * inv and x / sqrt(ms + eps) round alike
+// for most 16-bit outputs, and multiplying is the common convention), pytorch before olmo2 (equal
+// knobs), llama before t5 (equal whenever x and gamma share a dtype); pytorch first for LayerNorm.
 template <class F>
 void for_each_preset(op_kind op, F&& f) {
   if (op == op_kind::rms) {
     f(preset_tag<normkit::llama>{}, "llama");
     f(preset_tag<normkit::gemma>{}, "gemma");
-    f(preset_tag<normkit::gemma3n>{}, "gemma3n");
+    f(preset_tag<normkit::pytorch>{}, "pytorch");
     f(preset_tag<normkit::olmo2>{}, "olmo2");
     f(preset_tag<normkit::t5>{}, "t5");
-    f(preset_tag<normkit::pytorch>{}, "pytorch");
+    f(preset_tag<normkit::gemma3n>{}, "gemma3n");
     f(preset_tag<normkit::onnx>{}, "onnx");
     f(preset_tag<normkit::onnxruntime>{}, "onnxruntime");
   } else {
     f(preset_tag<normkit::pytorch>{}, "pytorch");
     f(preset_tag<normkit::llama>{}, "llama");
     f(preset_tag<normkit::gemma>{}, "gemma");
-    f(preset_tag<normkit::gemma3n>{}, "gemma3n");
     f(preset_tag<normkit::olmo2>{}, "olmo2");
     f(preset_tag<normkit::t5>{}, "t5");
+    f(preset_tag<normkit::gemma3n>{}, "gemma3n");
     f(preset_tag<normkit::onnxruntime>{}, "onnxruntime");
     // onnx: the LayerNormalization spec rounds once more before adding B; layer_norm<onnx> does
     // not compile (policy.hpp), so it is not offered here.
