@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: MIT
+# Runs the conventions example and checks its figures against "Where to round": about a quarter of
+# the bf16 outputs differ between round once and round twice (24.78 % of its 2M samples), each by
+# exactly one ulp, the largest relative difference one ulp at the bottom of a binade (0.78125 %).
+#
+#   cmake -DPROGRAM=<normkit_example_conventions> [-DEMULATOR=<emulator|args>] -P check_conventions.cmake
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")  # e.g. qemu-aarch64|-L|<sysroot>
+execute_process(COMMAND ${EMULATOR} ${PROGRAM} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} exited with ${rc}")
+endif()
+string(REGEX MATCHALL "[^\n]+\n" lines "${out}")
+set(checked 0)
+foreach(line IN LISTS lines)
+  if(line MATCHES "([0-9]+) of ([0-9]+) outputs differ \\(([0-9.]+) %\\), ([0-9]+) of them by 1 ulp, max ([0-9]+) ulp, largest relative difference ([0-9.]+) %")
+    set(differ ${CMAKE_MATCH_1})
+    set(total ${CMAKE_MATCH_2})
+    set(share ${CMAKE_MATCH_3})
+    set(one_ulp ${CMAKE_MATCH_4})
+    set(max_ulp ${CMAKE_MATCH_5})
+    set(rel ${CMAKE_MATCH_6})
+    if(total LESS 2000000)
+      message(FATAL_ERROR "fewer than two million outputs (${total})")
+    endif()
+    if(share LESS 23.5 OR share GREATER 26.0)
+      message(FATAL_ERROR "share of differing outputs ${share} % is not about a quarter (23.5 .. 26 %)")
+    endif()
+    if(NOT one_ulp EQUAL differ OR NOT max_ulp EQUAL 1)
+      message(FATAL_ERROR "every difference must be one ulp (${one_ulp} of ${differ}, max ${max_ulp})")
+    endif()
+    if(rel GREATER 0.78125 OR rel LESS 0.77)
+      message(FATAL_ERROR "largest relative difference ${rel} % is not one ulp at the bottom of a binade (0.78125 %)")
+    endif()
+    math(EXPR checked "${checked} + 1")
+  endif()
+endforeach()
+if(NOT checked EQUAL 2)
+  message(FATAL_ERROR "expected two result lines, parsed ${checked}")
+endif()
+message("PASSED: both experiments reproduce the article's figure")
