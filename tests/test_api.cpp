@@ -625,6 +625,7 @@ TEST(Status, ToStringNamesEveryValue) {
       {status::overlapping_output, "overlapping_output", "use a separate output buffer", true},
       {status::unsupported_isa, "unsupported_isa", "nothing was changed", false},
       {status::isa_above_ceiling, "isa_above_ceiling", "unset or raise NORMKIT_ISA", false},
+      {status::shape_mismatch, "shape_mismatch", "pass matching shapes", true},
   };
   std::set<int> values{0};
   for (const row& r : rows) {

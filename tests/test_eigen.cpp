@@ -204,23 +204,23 @@ TEST(Eigen, BlocksMapsAndRefsUseTheOuterStride) {
     ASSERT_EQ(bits_of(z(1, c)), y2[static_cast<std::size_t>(100 + c)].bits) << "col " << c;
 }
 
-// Shapes that do not fit are refused (status::invalid_stride) and nothing is written.
+// Shapes that do not fit are refused (status::shape_mismatch) and nothing is written.
 TEST(Eigen, MismatchedShapesAreRefusedUntouched) {
   row_matrix<float> x = row_matrix<float>::Ones(3, 16), y = row_matrix<float>::Constant(3, 16, 42.0f);
   col_vector<float> gamma = col_vector<float>::Ones(16), short_gamma = col_vector<float>::Ones(15);
   row_matrix<float> y_wide = row_matrix<float>::Constant(3, 17, 42.0f);
-  EXPECT_EQ((normkit::rms_norm<normkit::llama>(x, short_gamma, y, 1e-6f)), normkit::status::invalid_stride);
-  EXPECT_EQ((normkit::rms_norm<normkit::llama>(x, gamma, y_wide, 1e-6f)), normkit::status::invalid_stride);
+  EXPECT_EQ((normkit::rms_norm<normkit::llama>(x, short_gamma, y, 1e-6f)), normkit::status::shape_mismatch);
+  EXPECT_EQ((normkit::rms_norm<normkit::llama>(x, gamma, y_wide, 1e-6f)), normkit::status::shape_mismatch);
   EXPECT_EQ((normkit::layer_norm<normkit::pytorch>(x, gamma, short_gamma, y, 1e-5f)),
-            normkit::status::invalid_stride);
+            normkit::status::shape_mismatch);
   EXPECT_EQ((normkit::rms_norm<normkit::llama>(x, gamma, y.topRows(2), 1e-6f)),
-            normkit::status::invalid_stride);
+            normkit::status::shape_mismatch);
   // A non-unit inner stride: the elements of a row are not contiguous.
   const Eigen::Map<const row_matrix<float>, 0, Eigen::Stride<Eigen::Dynamic, 2>> strided(
       x.data(), 3, 8, Eigen::Stride<Eigen::Dynamic, 2>(16, 2));
   row_matrix<float> y8 = row_matrix<float>::Constant(3, 8, 42.0f);
   EXPECT_EQ((normkit::rms_norm<normkit::llama>(strided, nullptr, y8, 1e-6f)),
-            normkit::status::invalid_stride);
+            normkit::status::shape_mismatch);
   // Errors of the kernels' own checks come through unchanged.
   EXPECT_EQ((normkit::rms_norm<normkit::llama>(x, gamma, y, -1.0f)), normkit::status::invalid_eps);
   for (Eigen::Index i = 0; i < y.size(); ++i)

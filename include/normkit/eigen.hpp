@@ -14,7 +14,7 @@
 // bits, without conversion or copy (the layout proof is below). The kernels, checks and bits are
 // those of the pointer entry points (rms_norm.hpp, layer_norm.hpp); a non-unit inner stride or
 // extents that disagree (y's shape, gamma's or beta's length against x.cols()) return
-// status::invalid_stride and touch nothing. A column-major matrix is a compile error (its rows
+// status::shape_mismatch and touch nothing. A column-major matrix is a compile error (its rows
 // are not contiguous).
 #pragma once
 
@@ -31,6 +31,7 @@
 #include "types.hpp"
 
 namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {  // every function: core/abi.hpp
 
 // The normkit storage type that reads an Eigen scalar's bits as they are.
 template <class Scalar>
@@ -157,7 +158,7 @@ status run(const Eigen::DenseBase<XD>& x, const Eigen::DenseBase<YD>& y, bool ok
   YD& out = const_cast<YD&>(y.derived());  // Eigen's idiom for writable expression arguments
   const extents xe = extents_of(x), ye = extents_of(out);
   if (!ok || !xe.ok || !ye.ok || xe.rows != ye.rows || xe.cols != ye.cols)
-    return status::invalid_stride;
+    return status::shape_mismatch;
   const fence f;
   return kernel(reinterpret_cast<const eigen_storage_t<typename XD::Scalar>*>(x.derived().data()),
                 reinterpret_cast<eigen_storage_t<typename YD::Scalar>*>(out.data()), xe.rows, xe.cols,
@@ -194,4 +195,5 @@ template <class Policy, class XD, class G, class B, class YD>
       });
 }
 
+}  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit

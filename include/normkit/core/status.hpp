@@ -24,6 +24,7 @@ enum class [[nodiscard]] status{
     misaligned_pointer = 7,  // a pointer is not a multiple of its element type's alignment
     overlapping_output = 8,  // y overlaps x, gamma or beta other than exactly in place
     isa_above_ceiling = 9,   // set_isa: the ISA runs here but NORMKIT_ISA caps the process below it
+    shape_mismatch = 10,     // eigen.hpp: y's shape, or gamma's or beta's length, does not fit x
 };
 
 inline namespace NORMKIT_ABI_NAMESPACE {  // every function: core/abi.hpp
@@ -37,6 +38,7 @@ constexpr bool is_invalid_argument(status s) noexcept {
     case status::invalid_eps:
     case status::misaligned_pointer:
     case status::overlapping_output:
+    case status::shape_mismatch:
       return true;
     default:
       return static_cast<int>(s) == 1;  // the deprecated invalid_argument
@@ -72,6 +74,9 @@ constexpr const char* to_string(status s) noexcept {
     case status::isa_above_ceiling:
       return "isa_above_ceiling: the requested ISA runs here but the environment variable NORMKIT_ISA "
              "caps this process below it; unset or raise NORMKIT_ISA; nothing was changed";
+    case status::shape_mismatch:
+      return "shape_mismatch: y's shape differs from x's, gamma or beta does not hold x.cols() values, or "
+             "a matrix has a non-unit inner stride (normkit/eigen.hpp); pass matching shapes";
     default:
       break;
   }

@@ -8,8 +8,9 @@
 
 #include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uintptr_t, std::uint32_t, PTRDIFF_MAX
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uintptr_t, std::uint32_t, PTRDIFF_MAX
+#include <type_traits>  // std::remove_const_t
 
 #include "abi.hpp"
 #include "status.hpp"
@@ -36,16 +37,12 @@ struct operand {
   bool optional;  // may be null (a gain or bias that is not given)
 };
 
+// T may be const (inputs) or not (outputs): an output is never passed as a pointer to const, which
+// g++ 12 would take for a read of memory the caller has not written yet (-Wmaybe-uninitialized).
 template <class T>
-operand operand_of(const T* p, std::size_t rows, std::size_t cols, std::size_t stride,
-                   bool optional = false) {
-  return {reinterpret_cast<std::uintptr_t>(p),
-          sizeof(T),
-          alignof(T),
-          rows,
-          cols,
-          stride,
-          &type_key<T>::key,
+operand operand_of(T* p, std::size_t rows, std::size_t cols, std::size_t stride, bool optional = false) {
+  using E = std::remove_const_t<T>;
+  return {reinterpret_cast<std::uintptr_t>(p), sizeof(E), alignof(E), rows, cols, stride, &type_key<E>::key,
           optional};
 }
 
