@@ -42,7 +42,13 @@ struct operand {
 template <class T>
 operand operand_of(T* p, std::size_t rows, std::size_t cols, std::size_t stride, bool optional = false) {
   using E = std::remove_const_t<T>;
-  return {reinterpret_cast<std::uintptr_t>(p), sizeof(E), alignof(E), rows, cols, stride, &type_key<E>::key,
+  return {reinterpret_cast<std::uintptr_t>(p),
+          sizeof(E),
+          alignof(E),
+          rows,
+          cols,
+          stride,
+          &type_key<E>::key,
           optional};
 }
 
@@ -77,6 +83,14 @@ inline bool overlaps(const extent& a, const extent& b) {
 inline status check_eps(float eps) {
   const std::uint32_t eps_bits = float_bits(eps);
   return eps_bits > 0x7f7fffffu && eps_bits != 0x80000000u ? status::invalid_eps : status::ok;
+}
+
+// What the normalizing ops check before their buffers, in this order: eps, then the row strides
+// (at least cols elements apart).
+inline status check_norm_scalars(float eps, std::size_t cols, std::size_t x_stride, std::size_t y_stride) {
+  if (const status st = check_eps(eps); st != status::ok)
+    return st;
+  return x_stride < cols || y_stride < cols ? status::invalid_stride : status::ok;
 }
 
 // Exactly in place: the output is the input itself, same element type, same rows.

@@ -120,10 +120,8 @@ struct layer_norm_op {
   // invalid_eps, invalid_stride, then the buffers (core/validate.hpp); y may be x exactly.
   template <class In, class W, class Out>
   static status validate(const args<In, W, Out>& a) {
-    if (const status st = impl::check_eps(a.eps); st != status::ok)
+    if (const status st = impl::check_norm_scalars(a.eps, a.cols, a.x_stride, a.y_stride); st != status::ok)
       return st;
-    if (a.x_stride < a.cols || a.y_stride < a.cols)
-      return status::invalid_stride;
     if (empty(a))
       return status::ok;
     const impl::operand in[] = {impl::operand_of(a.x, a.rows, a.cols, a.x_stride),
