@@ -39,14 +39,6 @@ enum class malform : unsigned {
   count
 };
 
-template <class T>
-std::uint32_t bits_of(const T& v) {
-  if constexpr (sizeof(T) == 4)
-    return normkit::detail::float_bits(v);
-  else
-    return v.bits;
-}
-
 // The documented rules (convert.hpp), independent of core/validate.hpp.
 status expected_status(std::uintptr_t src, std::uintptr_t dst, std::size_t n, std::size_t s_size,
                        std::size_t d_size, bool same_type) {
@@ -140,7 +132,7 @@ void run_case(FuzzedDataProvider& in) {
   for (std::size_t i = 0; i < n; ++i)
     want_d[i] = normkit::from_float<Dst>(normkit::to_float(sv[i]));
 
-  const std::vector<Dst> fill(n, from_raw<Dst>(0x5a5a5a5au));
+  const std::vector<Dst> fill(n, from_bits<Dst>(0x5a5a5a5au));
   std::vector<Dst> got(n);
   const isa before = normkit::active_isa();
   for (isa i : {isa::scalar, isa::avx2, isa::avx512, isa::neon}) {
@@ -171,10 +163,10 @@ void run_case(FuzzedDataProvider& in) {
     FUZZ_CHECK(bad < 0, "%s: byte %ld of the destination span, outside [0, n), was written", isa_name, bad);
     out.get_rows(got.data());
     for (std::size_t k = 0; k < n; ++k)
-      FUZZ_CHECK(bits_of(got[k]) == bits_of(want_d[k]),
+      FUZZ_CHECK(bits(got[k]) == bits(want_d[k]),
                  "%s convert<%s,%s> %s n=%zu: [%zu] src 0x%08x -> 0x%08x, want 0x%08x", isa_name,
                  type_name<Src>(), type_name<Dst>(), writes_src ? "in place" : "out of place", n, k,
-                 bits_of(sv[k]), bits_of(got[k]), bits_of(want_d[k]));
+                 bits(sv[k]), bits(got[k]), bits(want_d[k]));
   }
   (void)normkit::set_isa(before);
 }

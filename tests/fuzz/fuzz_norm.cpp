@@ -192,7 +192,7 @@ case_ops ops_for() {
           &call_ref<Policy, In, W, Out>,
           &fill_erased<In>,
           &fill_erased<W>,
-          sizeof(Out) == 4 ? 0x5a5a5a5au : 0x5a5au};
+          std::uint32_t{normkit_test::bits_type<Out>(0x5a5a5a5au)}};
 }
 
 void run_case(FuzzedDataProvider& in, bool layer, const case_ops& op) {
@@ -335,7 +335,7 @@ void run_case(FuzzedDataProvider& in, bool layer, const case_ops& op) {
                  "%s<%s,%s,%s> rows=%zu cols=%zu strides=%zu,%zu eps=0x%08x gamma=%d beta=%d in_place=%d "
                  "mode=%u -> %s\n",
                  op_name, op.in_name, op.w_name, op.out_name, a.rows, a.cols, a.x_stride, a.y_stride,
-                 normkit::detail::float_bits(eps), has_gamma, has_beta, writes_x, static_cast<unsigned>(mode),
+                 bits(eps), has_gamma, has_beta, writes_x, static_cast<unsigned>(mode),
                  normkit::to_string(want));
 
   // ---- The reference bits, from the contiguous copies.
@@ -368,8 +368,7 @@ void run_case(FuzzedDataProvider& in, bool layer, const case_ops& op) {
     FUZZ_CHECK(s == want,
                "%s %s<%s,%s,%s> rows=%zu cols=%zu strides=%zu,%zu eps=0x%08x mode=%u: status %s, want %s",
                isa_name, op_name, op.in_name, op.w_name, op.out_name, a.rows, a.cols, a.x_stride, a.y_stride,
-               normkit::detail::float_bits(eps), static_cast<unsigned>(mode), normkit::to_string(s),
-               normkit::to_string(want));
+               bits(eps), static_cast<unsigned>(mode), normkit::to_string(s), normkit::to_string(want));
     FUZZ_CHECK(tg.same_as(sg) && tb.same_as(sb), "%s: gamma or beta changed", isa_name);
     if (s != status::ok || a.rows == 0 || a.cols == 0) {
       FUZZ_CHECK(tx.same_as(sx) && ty.same_as(sy), "%s: a rejected or empty call wrote memory", isa_name);
@@ -385,9 +384,9 @@ void run_case(FuzzedDataProvider& in, bool layer, const case_ops& op) {
                  "%s %s<%s,%s,%s> %s rows=%zu cols=%zu strides=%zu,%zu eps=0x%08x: row %zu col %zu: 0x%08x, "
                  "reference 0x%08x (x = 0x%08x)",
                  isa_name, op_name, op.in_name, op.w_name, op.out_name,
-                 writes_x ? "in place" : "out of place", rows, cols, a.x_stride, a.y_stride,
-                 normkit::detail::float_bits(eps), k / cols, k % cols, bits_at(got.data(), k, so),
-                 bits_at(want_y.data(), k, so), bits_at(xv.data(), k, si));
+                 writes_x ? "in place" : "out of place", rows, cols, a.x_stride, a.y_stride, bits(eps),
+                 k / cols, k % cols, bits_at(got.data(), k, so), bits_at(want_y.data(), k, so),
+                 bits_at(xv.data(), k, si));
   }
   (void)normkit::set_isa(before);
 }
