@@ -11,16 +11,18 @@
 // include this header.
 #pragma once
 
-#include <normkit/status.hpp>
+#include <normkit/normkit.hpp>
 
 #include "common.hpp"  // from_bits
 
-#include <cstddef>     // std::size_t, std::ptrdiff_t
-#include <cstdint>     // std::uintptr_t, PTRDIFF_MAX, SIZE_MAX, UINTPTR_MAX
-#include <functional>  // std::function
-#include <limits>      // std::numeric_limits
-#include <string>      // std::string
-#include <vector>      // std::vector
+#include <cstddef>      // std::size_t, std::ptrdiff_t
+#include <cstdint>      // std::uintptr_t, std::uint64_t, PTRDIFF_MAX, SIZE_MAX, UINTPTR_MAX
+#include <cstring>      // std::memcmp
+#include <functional>   // std::function
+#include <limits>       // std::numeric_limits
+#include <string>       // std::string
+#include <type_traits>  // std::is_same
+#include <vector>       // std::vector
 
 namespace normkit_test {
 namespace bad_inputs {
@@ -172,6 +174,7 @@ inline std::vector<norm_case> norm_cases(const norm_types& t) {
       {"x_stride < cols", [](P p) { p.xs = p.cols - 1; }, stride},
       {"y_stride < cols", [](P p) { p.ys = p.cols - 1; }, stride},
       {"x_stride 0", [](P p) { p.xs = 0; }, stride},
+      {"x_stride < cols, one row", [](P p) { p.xs = p.cols - 1, p.rows = 1; }, stride},
       {"y_stride 0", [](P p) { p.ys = 0; }, stride},
       {"x_stride -1 as size_t", [](P p) { p.xs = SIZE_MAX; }, overflow},
       {"y_stride -1 as size_t", [](P p) { p.ys = SIZE_MAX; }, overflow},
@@ -320,6 +323,64 @@ inline std::vector<convert_case> convert_cases(const convert_types& t) {
     cases.push_back(
         {"dst misaligned by " + std::to_string(off), [=](P p) { p.dst += off; }, status::misaligned_pointer});
   return cases;
+}
+
+// ---- Running a case: the buffer the placements point into, and the public calls.
+
+// Filled with 16-bit words 0x3cNN, NN varying: finite, non-constant values of every type (bf16
+// ~0.01, fp16 ~1.1, float ~0.01), so a call that should not have run writes something else (a
+// constant row would not do: LayerNorm would write beta's own bytes back). "Touches nothing"
+// means the whole arena is byte-identical after the call.
+class arena {
+ public:
+  arena() : store_(placement_bytes / 8) {
+    for (std::size_t k = 0; k < store_.size(); ++k) {
+      std::uint64_t w = 0;
+      for (std::uint64_t h = 0; h < 4; ++h)
+        w |= (0x3c00u | ((4 * k + h) * 37u % 251u)) << (16 * h);
+      store_[k] = w;
+    }
+  }
+  unsigned char* base() { return reinterpret_cast<unsigned char*>(store_.data()); }
+  std::uintptr_t address() { return reinterpret_cast<std::uintptr_t>(base()); }
+  template <class T>
+  T* at(std::ptrdiff_t off) {
+    return off == null_offset ? nullptr : reinterpret_cast<T*>(base() + off);
+  }
+  std::vector<std::uint64_t> snapshot() const { return store_; }
+  bool same_as(const std::vector<std::uint64_t>& s) const {
+    return std::memcmp(s.data(), store_.data(), store_.size() * sizeof(std::uint64_t)) == 0;
+  }
+
+ private:
+  std::vector<std::uint64_t> store_;
+};
+
+template <class In, class W, class Out>
+norm_types norm_types_of(bool layer) {
+  return {
+      sizeof(In), sizeof(W), sizeof(Out), alignof(In), alignof(W), alignof(Out), std::is_same<In, Out>::value,
+      layer};
+}
+
+template <class Src, class Dst>
+convert_types convert_types_of() {
+  return {sizeof(Src), sizeof(Dst), alignof(Src), alignof(Dst), std::is_same<Src, Dst>::value};
+}
+
+// rms_norm<Policy> (layer == false) or layer_norm<Policy> on the placement, strided overloads.
+template <class Policy, class In, class W, class Out>
+status run_norm(bool layer, arena& a, const norm_placement& p) {
+  const In* x = a.at<const In>(p.x);
+  const W* g = a.at<const W>(p.g);
+  Out* y = a.at<Out>(p.y);
+  return layer ? normkit::layer_norm<Policy>(x, g, a.at<const W>(p.b), y, p.rows, p.cols, p.eps, p.xs, p.ys)
+               : normkit::rms_norm<Policy>(x, g, y, p.rows, p.cols, p.eps, p.xs, p.ys);
+}
+
+template <class Src, class Dst>
+status run_convert(arena& a, const convert_placement& p) {
+  return normkit::convert(a.at<const Src>(p.src), a.at<Dst>(p.dst), p.n);
 }
 
 }  // namespace bad_inputs

@@ -66,36 +66,8 @@ struct layer_api {
 // ---- Argument errors: the catalogue (bad_inputs.hpp). All tensors live in one byte arena so they
 // can be made to overlap, be misaligned or be adjacent; "touches nothing" means the whole arena is
 // byte-identical after. ----
-using bad_inputs::null_offset;
+using bad_inputs::arena;
 using placement = bad_inputs::norm_placement;
-
-class arena {
- public:
-  // Filled with 16-bit words 0x3cNN, NN varying: finite, non-constant values of every type
-  // (bf16 ~0.01, fp16 ~1.1, float ~0.01), so a call that should not have run writes something else
-  // (a constant row would not do: LayerNorm would write beta's own bytes back).
-  arena() : store_(bad_inputs::placement_bytes / 8) {
-    for (std::size_t k = 0; k < store_.size(); ++k) {
-      std::uint64_t w = 0;
-      for (std::uint64_t h = 0; h < 4; ++h)
-        w |= (0x3c00u | ((4 * k + h) * 37u % 251u)) << (16 * h);
-      store_[k] = w;
-    }
-  }
-  unsigned char* base() { return reinterpret_cast<unsigned char*>(store_.data()); }
-  std::uintptr_t address() { return reinterpret_cast<std::uintptr_t>(base()); }
-  template <class T>
-  T* at(std::ptrdiff_t off) {
-    return off == null_offset ? nullptr : reinterpret_cast<T*>(base() + off);
-  }
-  std::vector<std::uint64_t> snapshot() const { return store_; }
-  bool same_as(const std::vector<std::uint64_t>& s) const {
-    return std::memcmp(s.data(), store_.data(), store_.size() * sizeof(std::uint64_t)) == 0;
-  }
-
- private:
-  std::vector<std::uint64_t> store_;
-};
 
 template <class Api>
 status run_in(arena& a, const placement& p) {
@@ -106,28 +78,14 @@ status run_in(arena& a, const placement& p) {
                    p.cols, p.eps, p.xs, p.ys);
 }
 
-template <class Api>
-bad_inputs::norm_types norm_types_of() {
-  using In = typename Api::in_t;
-  using W = typename Api::w_t;
-  using Out = typename Api::out_t;
-  return {sizeof(In),
-          sizeof(W),
-          sizeof(Out),
-          alignof(In),
-          alignof(W),
-          alignof(Out),
-          std::is_same<In, Out>::value,
-          Api::has_beta};
-}
-
 // Every case of the catalogue: the library returns the catalogue's status and touches nothing
 // when it rejects the call, and the catalogue's status is the one the rules (expected_status, as
 // the fuzz harness uses them) give.
 template <class Api>
 void check_argument_errors(isa i) {
   const std::string tag = std::string(normkit::to_string(i)) + " " + Api::name() + ": ";
-  const bad_inputs::norm_types types = norm_types_of<Api>();
+  const bad_inputs::norm_types types =
+      bad_inputs::norm_types_of<typename Api::in_t, typename Api::w_t, typename Api::out_t>(Api::has_beta);
 
   {  // The harness itself: a valid call writes y, so "memory was written" below can fail.
     arena a;
@@ -464,11 +422,8 @@ template <class Src, class Dst>
 void check_convert_errors(isa i) {
   const std::string tag =
       std::string(normkit::to_string(i)) + " convert<" + type_name<Src>() + "," + type_name<Dst>() + ">: ";
-  const bad_inputs::convert_types types{sizeof(Src), sizeof(Dst), alignof(Src), alignof(Dst),
-                                        std::is_same<Src, Dst>::value};
-  auto run = [](arena& a, const bad_inputs::convert_placement& p) {
-    return normkit::convert(a.at<const Src>(p.src), a.at<Dst>(p.dst), p.n);
-  };
+  const bad_inputs::convert_types types = bad_inputs::convert_types_of<Src, Dst>();
+  const auto run = bad_inputs::run_convert<Src, Dst>;
   {
     arena a;
     const auto before = a.snapshot();
