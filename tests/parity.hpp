@@ -18,15 +18,16 @@
 
 #include "support.hpp"
 
-#include <chrono>       // std::chrono::steady_clock
-#include <cmath>        // std::ldexp, std::fma
-#include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint32_t, std::uint64_t, std::uintptr_t
-#include <cstdio>       // std::printf, std::snprintf
-#include <cstring>      // std::memcmp, std::memcpy
-#include <string>       // std::string
-#include <type_traits>  // std::is_same
-#include <vector>       // std::vector
+#include <chrono>            // std::chrono::steady_clock
+#include <cmath>             // std::ldexp, std::fma
+#include <cstddef>           // std::size_t
+#include <cstdint>           // std::uint32_t, std::uint64_t, std::uintptr_t
+#include <cstdio>            // std::printf, std::snprintf
+#include <cstring>           // std::memcmp, std::memcpy
+#include <initializer_list>  // std::initializer_list
+#include <string>            // std::string
+#include <type_traits>       // std::is_same
+#include <vector>            // std::vector
 
 namespace normkit_test {
 namespace parity {
@@ -253,23 +254,28 @@ normkit::status call_ref(const buffers& b) {
   return parity_op<Op>::template ref<Policy, Ts...>(b);
 }
 
+// The names of a descriptor, built out of line: one copy of this code, not one per instantiation.
+inline op_desc make_desc(const char* op, const char* policy, std::initializer_list<const char*> types,
+                         op_desc d) {
+  d.name = std::string(op) + (policy ? std::string("<") + policy + ">" : "");
+  for (const char* t : types)
+    d.types += (d.types.empty() ? "" : "/") + std::string(t);
+  return d;
+}
+
 template <class Op, class Policy, class... Ts>
 const op_desc& desc() {
   using adapter = parity_op<Op>;
-  static const op_desc d = [] {
-    std::string types;
-    for (const char* n : {type_name<Ts>()...})
-      types += (types.empty() ? "" : "/") + std::string(n);
-    return op_desc{std::string(Op::name) + (Policy::name ? std::string("<") + Policy::name + ">" : ""),
-                   types,
-                   adapter::has_gamma,
-                   adapter::has_beta,
-                   dtype_of<typename first_last<Ts...>::first>(),
-                   dtype_of<typename gain_slot<Ts...>::type>(),
-                   dtype_of<typename first_last<Ts...>::last>(),
-                   &call_api<Op, Policy, Ts...>,
-                   &call_ref<Op, Policy, Ts...>};
-  }();
+  static const op_desc d = make_desc(Op::name, Policy::name, {type_name<Ts>()...},
+                                     {{},
+                                      {},
+                                      adapter::has_gamma,
+                                      adapter::has_beta,
+                                      dtype_of<typename first_last<Ts...>::first>(),
+                                      dtype_of<typename gain_slot<Ts...>::type>(),
+                                      dtype_of<typename first_last<Ts...>::last>(),
+                                      &call_api<Op, Policy, Ts...>,
+                                      &call_ref<Op, Policy, Ts...>});
   return d;
 }
 
