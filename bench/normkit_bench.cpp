@@ -31,6 +31,7 @@
 #include <unistd.h>  // sysconf
 #include <normkit/normkit.hpp>
 
+#include "../tests/common.hpp"  // storage-type names
 #include "baselines.hpp"
 
 namespace {
@@ -88,10 +89,7 @@ normkit::isa isa_of(path p) {
   }
 }
 
-template <class T>
-constexpr const char* type_name() {
-  return std::is_same<T, float>::value ? "f32" : std::is_same<T, bf16>::value ? "bf16" : "f16";
-}
+using normkit_test::type_name;  // the storage-type trait's names (tests/common.hpp)
 
 // "bf16" when In, W and Out agree, else "bf16-f32-bf16" (In-W-Out).
 template <class In, class W, class Out>
@@ -300,7 +298,7 @@ bool run_once(path p, const In* x, const W* gamma, const W* beta, Out* y, shape 
 
 template <class T>
 constexpr float ulp_at_one() {
-  return std::is_same<T, float>::value ? 0x1p-23f : std::is_same<T, bf16>::value ? 0x1p-7f : 0x1p-10f;
+  return 1.0f / static_cast<float>(1u << normkit_test::mantissa_bits<T>());  // exact: a power of two
 }
 
 // A baseline is only worth comparing against if it computes the same thing: its outputs must

@@ -2,7 +2,8 @@
 // normkit tests: shared generators, bit comparison and ISA selection.
 #pragma once
 
-#include "rng.hpp"  // rng
+#include "common.hpp"  // storage types, names, bits
+#include "rng.hpp"     // rng
 
 #include <gtest/gtest.h>
 #include <normkit/normkit.hpp>
@@ -21,29 +22,6 @@
 #endif
 
 namespace normkit_test {
-
-using normkit::bf16;
-using normkit::fp16;
-
-// Bits of a storage value, for comparisons and messages.
-inline std::uint32_t bits(float v) {
-  return normkit::detail::float_bits(v);
-}
-inline std::uint32_t bits(bf16 v) {
-  return v.bits;
-}
-inline std::uint32_t bits(fp16 v) {
-  return v.bits;
-}
-
-template <class T>
-const char* type_name() {
-  if (std::is_same<T, float>::value)
-    return "f32";
-  if (std::is_same<T, bf16>::value)
-    return "bf16";
-  return "f16";
-}
 
 template <class T>
 T as(float v) {
@@ -71,11 +49,7 @@ template <class T>
 std::vector<T> raw_bits_vec(rng& r, std::size_t n) {
   std::vector<T> v(n);
   for (auto& e : v) {
-    const std::uint32_t u = r.u32();
-    if constexpr (std::is_same<T, float>::value)
-      e = normkit::detail::bits_float(u);
-    else
-      e = T::from_bits(static_cast<std::uint16_t>(u));
+    e = from_bits<T>(r.u32());
   }
   return v;
 }

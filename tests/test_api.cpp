@@ -6,12 +6,12 @@
 // gamma / beta overloads mean "gain 1" / "no bias"; normkit::convert's argument checks;
 // to_string(status). Run through every ISA, since in-place, strides and null gains reach the
 // kernels.
+#include "bad_inputs.hpp"
 #include "support.hpp"
 
 #include <cstddef>      // std::size_t, std::ptrdiff_t
-#include <cstdint>      // std::uint64_t, SIZE_MAX
+#include <cstdint>      // std::uint64_t, std::uintptr_t
 #include <cstring>      // std::memset, std::memcmp
-#include <functional>   // std::function
 #include <limits>       // std::numeric_limits
 #include <set>          // std::set
 #include <string>       // std::string
@@ -63,42 +63,11 @@ struct layer_api {
   }
 };
 
-// ---- Argument errors: all tensors live in one byte arena so they can be made to overlap, be
-// misaligned or be adjacent; "touches nothing" means the whole arena is byte-identical after. ----
-constexpr std::ptrdiff_t null_ptr = -1;
-
-struct placement {
-  std::ptrdiff_t x = 4096, g = 8192, b = 12288, y = 16384;  // byte offsets, or null_ptr
-  std::size_t rows = 3, cols = 37, xs = 37, ys = 37;
-  float eps = 1e-5f;
-};
-
-class arena {
- public:
-  // Filled with 16-bit words 0x3cNN, NN varying: finite, non-constant values of every type
-  // (bf16 ~0.01, fp16 ~1.1, float ~0.01), so a call that should not have run writes something else
-  // (a constant row would not do: LayerNorm would write beta's own bytes back).
-  arena() : store_(24576 / 8) {
-    for (std::size_t k = 0; k < store_.size(); ++k) {
-      std::uint64_t w = 0;
-      for (std::uint64_t h = 0; h < 4; ++h)
-        w |= (0x3c00u | ((4 * k + h) * 37u % 251u)) << (16 * h);
-      store_[k] = w;
-    }
-  }
-  unsigned char* base() { return reinterpret_cast<unsigned char*>(store_.data()); }
-  template <class T>
-  T* at(std::ptrdiff_t off) {
-    return off == null_ptr ? nullptr : reinterpret_cast<T*>(base() + off);
-  }
-  std::vector<std::uint64_t> snapshot() const { return store_; }
-  bool same_as(const std::vector<std::uint64_t>& s) const {
-    return std::memcmp(s.data(), store_.data(), store_.size() * sizeof(std::uint64_t)) == 0;
-  }
-
- private:
-  std::vector<std::uint64_t> store_;
-};
+// ---- Argument errors: the catalogue (bad_inputs.hpp). All tensors live in one byte arena so they
+// can be made to overlap, be misaligned or be adjacent; "touches nothing" means the whole arena is
+// byte-identical after. ----
+using bad_inputs::arena;
+using placement = bad_inputs::norm_placement;
 
 template <class Api>
 status run_in(arena& a, const placement& p) {
@@ -109,111 +78,28 @@ status run_in(arena& a, const placement& p) {
                    p.cols, p.eps, p.xs, p.ys);
 }
 
-std::ptrdiff_t round_up(std::size_t bytes, std::size_t align) {
-  return static_cast<std::ptrdiff_t>((bytes + align - 1) / align * align);
-}
-
+// Every case of the catalogue: the library returns the catalogue's status and touches nothing
+// when it rejects the call, and the catalogue's status is the one the rules (expected_status, as
+// the fuzz harness uses them) give.
 template <class Api>
 void check_argument_errors(isa i) {
-  using In = typename Api::in_t;
-  using W = typename Api::w_t;
-  using Out = typename Api::out_t;
   const std::string tag = std::string(normkit::to_string(i)) + " " + Api::name() + ": ";
-  const placement base;
-  const std::size_t xb = ((base.rows - 1) * base.xs + base.cols) * sizeof(In);
-  const std::size_t yb = ((base.rows - 1) * base.ys + base.cols) * sizeof(Out);
-  const std::size_t gb = base.cols * sizeof(W);
+  const bad_inputs::norm_types types =
+      bad_inputs::norm_types_of<typename Api::in_t, typename Api::w_t, typename Api::out_t>(Api::has_beta);
 
   {  // The harness itself: a valid call writes y, so "memory was written" below can fail.
     arena a;
     const auto before = a.snapshot();
-    ASSERT_EQ(run_in<Api>(a, base), status::ok) << tag;
+    ASSERT_EQ(run_in<Api>(a, placement{}), status::ok) << tag;
     ASSERT_FALSE(a.same_as(before)) << tag << "a valid call wrote nothing";
   }
 
-  using P = placement&;
-  const auto ix = [](std::size_t bytes) { return static_cast<std::ptrdiff_t>(bytes); };
-  const std::ptrdiff_t a_in = ix(alignof(In)), a_w = ix(alignof(W)), a_out = ix(alignof(Out));
-  const bool same_type = std::is_same<In, Out>::value;
-  struct edit_case {
-    std::string why;
-    std::function<void(placement&)> edit;
-    status want;
-  };
-  const status ok = status::ok, null = status::null_pointer, stride = status::invalid_stride,
-               bad_eps = status::invalid_eps, overlap = status::overlapping_output,
-               overflow = status::size_overflow, misaligned = status::misaligned_pointer;
-  std::vector<edit_case> cases = {
-      // contract: a null pointer with non-zero sizes (null gamma / beta mean no gain / no bias).
-      {"null x", [](P p) { p.x = null_ptr; }, null},
-      {"null y", [](P p) { p.y = null_ptr; }, null},
-      {"null gamma", [](P p) { p.g = null_ptr; }, ok},
-      {"null beta", [](P p) { p.b = null_ptr; }, ok},
-      // contract: a stride smaller than cols (or negative: a size_t that wraps).
-      {"x_stride < cols", [](P p) { p.xs = p.cols - 1; }, stride},
-      {"y_stride < cols", [](P p) { p.ys = p.cols - 1; }, stride},
-      {"x_stride 0", [](P p) { p.xs = 0; }, stride},
-      {"y_stride 0", [](P p) { p.ys = 0; }, stride},
-      {"x_stride -1 as size_t", [](P p) { p.xs = SIZE_MAX; }, overflow},
-      {"y_stride -1 as size_t", [](P p) { p.ys = SIZE_MAX; }, overflow},
-      // contract: eps negative / NaN / Inf. Zero (either sign) and the largest finite float are fine.
-      {"eps -1e-6", [](P p) { p.eps = -1e-6f; }, bad_eps},
-      {"eps -denorm_min", [](P p) { p.eps = -std::numeric_limits<float>::denorm_min(); }, bad_eps},
-      {"eps NaN", [](P p) { p.eps = std::numeric_limits<float>::quiet_NaN(); }, bad_eps},
-      {"eps -NaN", [](P p) { p.eps = -std::numeric_limits<float>::quiet_NaN(); }, bad_eps},
-      {"eps +Inf", [](P p) { p.eps = std::numeric_limits<float>::infinity(); }, bad_eps},
-      {"eps -Inf", [](P p) { p.eps = -std::numeric_limits<float>::infinity(); }, bad_eps},
-      {"eps 0", [](P p) { p.eps = 0.0f; }, ok},
-      {"eps -0", [](P p) { p.eps = -0.0f; }, ok},
-      {"eps FLT_MAX", [](P p) { p.eps = std::numeric_limits<float>::max(); }, ok},
-      // contract: pointers aligned to their element type; any element offset works.
-      {"element offsets, no vector alignment",
-       [&](P p) { p.x += a_in, p.y += a_out, p.g += a_w, p.b += 3 * a_w; }, ok},
-      // contract: outputs that partially overlap inputs or gains.
-      {"y starts inside x", [](P p) { p.y = p.x + 4; }, overlap},
-      {"y ends inside x", [&](P p) { p.y = p.x - ix(yb) + 4; }, overlap},
-      {"x starts inside y", [](P p) { p.x = p.y + 4; }, overlap},
-      {"y right after x", [&](P p) { p.y = p.x + round_up(xb, alignof(Out)); }, ok},
-      {"x right after y", [&](P p) { p.x = p.y + round_up(yb, alignof(In)); }, ok},
-      {"gamma at y", [](P p) { p.g = p.y; }, overlap},
-      {"gamma inside y", [](P p) { p.g = p.y + 4; }, overlap},
-      {"y's last element overlaps gamma[0]", [&](P p) { p.y = p.g - ix(yb) + a_out; }, overlap},
-      {"gamma right after y", [&](P p) { p.g = p.y + round_up(yb, alignof(W)); }, ok},
-      {"y right after gamma", [&](P p) { p.y = p.g + round_up(gb, alignof(Out)); }, ok},
-      {"gamma aliasing x (both only read)", [](P p) { p.g = p.x; }, ok},
-      // contract: y at x's address with a different element type or stride; the same type and
-      // stride is in place.
-      {"y == x", [](P p) { p.y = p.x; }, same_type ? ok : overlap},
-      {"y == x, y_stride > x_stride", [](P p) { p.y = p.x, p.ys = p.cols + 1; }, overlap},
-      {"y == x, x_stride > y_stride", [](P p) { p.y = p.x, p.xs = p.cols + 1; }, overlap},
-      // Size overflow: (rows - 1) * stride + cols does not fit (a wrapped value would look tiny).
-      {"(rows-1)*stride wraps to 0",
-       [](P p) { p.rows = (std::size_t{1} << 32) + 1, p.xs = p.ys = std::size_t{1} << 32, p.cols = 1; },
-       overflow},
-      {"(rows-1)*x_stride + cols wraps", [](P p) { p.rows = 2, p.cols = 5, p.xs = SIZE_MAX - 1; }, overflow},
-      {"(rows-1)*y_stride + cols wraps", [](P p) { p.rows = 2, p.cols = 5, p.ys = SIZE_MAX - 1; }, overflow},
-      {"cols * sizeof wraps", [](P p) { p.rows = 1, p.cols = p.xs = p.ys = SIZE_MAX / 2 + 2; }, overflow},
-  };
-  for (std::ptrdiff_t off = 1; off < a_in; ++off)
-    cases.push_back({"x misaligned by " + std::to_string(off), [=](P p) { p.x += off; }, misaligned});
-  for (std::ptrdiff_t off = 1; off < a_out; ++off)
-    cases.push_back({"y misaligned by " + std::to_string(off), [=](P p) { p.y += off; }, misaligned});
-  for (std::ptrdiff_t off = 1; off < a_w; ++off)
-    cases.push_back({"gamma misaligned by " + std::to_string(off), [=](P p) { p.g += off; }, misaligned});
-  if (Api::has_beta) {
-    for (std::ptrdiff_t off = 1; off < a_w; ++off)
-      cases.push_back({"beta misaligned by " + std::to_string(off), [=](P p) { p.b += off; }, misaligned});
-    cases.push_back({"beta at y", [](P p) { p.b = p.y; }, overlap});
-    cases.push_back({"beta inside y", [](P p) { p.b = p.y + 4; }, overlap});
-    cases.push_back({"y's last element overlaps beta[0]", [&](P p) { p.y = p.b - ix(yb) + a_out; }, overlap});
-    cases.push_back({"beta right after y", [&](P p) { p.b = p.y + round_up(yb, alignof(W)); }, ok});
-    cases.push_back({"beta aliasing gamma", [](P p) { p.b = p.g; }, ok});
-  }
-
-  for (const edit_case& c : cases) {
-    placement p = base;
+  for (const bad_inputs::norm_case& c : bad_inputs::norm_cases(types)) {
+    placement p;
     c.edit(p);
     arena a;
+    EXPECT_EQ(bad_inputs::expected_status(bad_inputs::norm_call(types, a.address(), p)), c.want)
+        << tag << c.why << ": the catalogue and the rules disagree";
     const auto before = a.snapshot();
     EXPECT_EQ(run_in<Api>(a, p), c.want) << tag << c.why;
     if (c.want != status::ok) {
@@ -536,45 +422,28 @@ template <class Src, class Dst>
 void check_convert_errors(isa i) {
   const std::string tag =
       std::string(normkit::to_string(i)) + " convert<" + type_name<Src>() + "," + type_name<Dst>() + ">: ";
-  const std::size_t n = 45;
-  const std::ptrdiff_t sb = static_cast<std::ptrdiff_t>(n * sizeof(Src)),
-                       db = static_cast<std::ptrdiff_t>(n * sizeof(Dst));
-  auto run = [&](std::ptrdiff_t s, std::ptrdiff_t d, std::size_t count, status want, const char* why) {
-    arena a;
-    const auto before = a.snapshot();
-    EXPECT_EQ(normkit::convert(a.at<const Src>(s), a.at<Dst>(d), count), want) << tag << why;
-    if (want != status::ok) {
-      EXPECT_TRUE(a.same_as(before)) << tag << why << ": memory was written";
-    }
-  };
-  run(4096, 8192, n, status::ok, "valid");
+  const bad_inputs::convert_types types = bad_inputs::convert_types_of<Src, Dst>();
+  const auto run = bad_inputs::run_convert<Src, Dst>;
   {
     arena a;
     const auto before = a.snapshot();
-    ASSERT_EQ(normkit::convert(a.at<const Src>(4096), a.at<Dst>(8192), n), status::ok);
+    ASSERT_EQ(run(a, bad_inputs::convert_placement{}), status::ok);
     if (!std::is_same<Src, Dst>::value) {
       EXPECT_FALSE(a.same_as(before)) << tag << "a valid call wrote nothing";
     }
   }
-  run(null_ptr, 8192, n, status::null_pointer, "null src");
-  run(4096, null_ptr, n, status::null_pointer, "null dst");
-  run(null_ptr, null_ptr, 0, status::ok, "n = 0 with nulls");
-  run(4096, 8192, 0, status::ok, "n = 0");
-  for (std::ptrdiff_t off = 1; off < static_cast<std::ptrdiff_t>(sizeof(Src)); ++off)
-    run(4096 + off, 8192, n, status::misaligned_pointer, "misaligned src");
-  for (std::ptrdiff_t off = 1; off < static_cast<std::ptrdiff_t>(sizeof(Dst)); ++off)
-    run(4096, 8192 + off, n, status::misaligned_pointer, "misaligned dst");
-  run(4096, 4096 + 4, n, status::overlapping_output, "dst starts inside src");
-  run(4096 + 4, 4096, n, status::overlapping_output, "src starts inside dst");
-  run(4096, 4096 - db + static_cast<std::ptrdiff_t>(sizeof(Dst)), n, status::overlapping_output,
-      "dst's last element overlaps src[0]");
-  run(4096, 4096 + round_up(static_cast<std::size_t>(sb), alignof(Dst)), n, status::ok,
-      "dst right after src");
-  run(4096 + round_up(static_cast<std::size_t>(db), alignof(Src)), 4096, n, status::ok,
-      "src right after dst");
-  run(4096, 4096, n, std::is_same<Src, Dst>::value ? status::ok : status::overlapping_output,
-      "dst == src (in place only for equal types)");
-  run(4096, 8192, SIZE_MAX / 2 + 2, status::size_overflow, "n * sizeof wraps");
+  for (const bad_inputs::convert_case& c : bad_inputs::convert_cases(types)) {
+    bad_inputs::convert_placement p;
+    c.edit(p);
+    arena a;
+    EXPECT_EQ(bad_inputs::expected_status(bad_inputs::convert_call(types, a.address(), p)), c.want)
+        << tag << c.why << ": the catalogue and the rules disagree";
+    const auto before = a.snapshot();
+    EXPECT_EQ(run(a, p), c.want) << tag << c.why;
+    if (c.want != status::ok) {
+      EXPECT_TRUE(a.same_as(before)) << tag << c.why << ": memory was written";
+    }
+  }
 }
 
 // In place (dst == src, same type) gives the out-of-place bits.

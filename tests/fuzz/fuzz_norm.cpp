@@ -22,6 +22,7 @@
 #include <iterator>  // std::size
 #include <vector>    // std::vector
 
+#include "../bad_inputs.hpp"
 #include "guarded.hpp"
 #include "values.hpp"
 
@@ -30,8 +31,6 @@ namespace {
 using namespace normkit_fuzz;
 using normkit::isa;
 using normkit::status;
-
-__extension__ typedef unsigned __int128 u128;
 
 // eps: valid (0, -0, tiny, ordinary, huge) and invalid (negative, NaN, Inf) values.
 constexpr std::uint32_t eps_patterns[] = {
@@ -96,51 +95,18 @@ struct call_args {
   float eps;
 };
 
-struct range {
-  u128 begin, end;  // bytes [begin, end)
-  bool ok;          // addressable: no size overflow, no wrap
-};
-
-range extent(std::uintptr_t p, std::size_t rows, std::size_t cols, std::size_t stride, std::size_t elem) {
-  const u128 elems = static_cast<u128>(rows - 1) * stride + cols;
-  const u128 bytes = elems * elem;
-  const u128 end = static_cast<u128>(p) + bytes;
-  return {p, end, bytes <= static_cast<u128>(PTRDIFF_MAX) && end <= static_cast<u128>(UINTPTR_MAX)};
-}
-
-bool overlaps(const range& a, const range& b) {
-  return a.begin < b.end && b.begin < a.end;
-}
-
-// The documented rules (README status table; rms_norm.hpp), written out independently of
-// core/validate.hpp: what the call must return.
-status expected_status(const call_args& a, std::size_t in_size, std::size_t w_size, std::size_t out_size,
-                       bool same_type) {
-  const bool eps_ok = a.eps >= 0.0f && a.eps <= f32(0x7f7fffffu);  // finite and >= 0 (NaN fails)
-  if (!eps_ok)
-    return status::invalid_eps;
-  if (a.x_stride < a.cols || a.y_stride < a.cols)
-    return status::invalid_stride;
-  if (a.rows == 0 || a.cols == 0)
-    return status::ok;
-  if (a.x == 0 || a.y == 0)
-    return status::null_pointer;
-  if (a.x % in_size || a.y % out_size || a.gamma % w_size || a.beta % w_size)
-    return status::misaligned_pointer;
-  const range rx = extent(a.x, a.rows, a.cols, a.x_stride, in_size);
-  const range ry = extent(a.y, a.rows, a.cols, a.y_stride, out_size);
-  const range rg = extent(a.gamma, 1, a.cols, a.cols, w_size);
-  const range rb = extent(a.beta, 1, a.cols, a.cols, w_size);
-  if (!rx.ok || !ry.ok || (a.gamma && !rg.ok) || (a.beta && !rb.ok))
-    return status::size_overflow;
-  const bool in_place = same_type && a.x == a.y && (a.rows == 1 || a.x_stride == a.y_stride);
-  if (!in_place && overlaps(rx, ry))
-    return status::overlapping_output;
-  if (a.gamma && overlaps(rg, ry))
-    return status::overlapping_output;
-  if (a.beta && overlaps(rb, ry))
-    return status::overlapping_output;
-  return status::ok;
+// The documented rules (README status table), written out independently of core/validate.hpp
+// in the bad-input catalogue (tests/bad_inputs.hpp): what the call must return.
+status expected_status(const call_args& a, bool layer, std::size_t in_size, std::size_t w_size,
+                       std::size_t out_size, bool same_type) {
+  namespace bad = normkit_test::bad_inputs;
+  bad::call c{true, a.eps, {}, {}, same_type};
+  c.inputs.push_back({a.x, a.rows, a.cols, a.x_stride, in_size, false});
+  c.inputs.push_back({a.gamma, 1, a.cols, a.cols, w_size, true});
+  if (layer)
+    c.inputs.push_back({a.beta, 1, a.cols, a.cols, w_size, true});
+  c.output = {a.y, a.rows, a.cols, a.y_stride, out_size, false};
+  return bad::expected_status(c);
 }
 
 // What run_case needs from one (Policy, In, W, Out): sizes, names, and type-erased calls, so
@@ -192,7 +158,7 @@ case_ops ops_for() {
           &call_ref<Policy, In, W, Out>,
           &fill_erased<In>,
           &fill_erased<W>,
-          sizeof(Out) == 4 ? 0x5a5a5a5au : 0x5a5au};
+          std::uint32_t{normkit_test::bits_type<Out>(0x5a5a5a5au)}};
 }
 
 void run_case(FuzzedDataProvider& in, bool layer, const case_ops& op) {
@@ -322,7 +288,7 @@ void run_case(FuzzedDataProvider& in, bool layer, const case_ops& op) {
     case malform::count:
       break;
   }
-  const status want = expected_status(a, si, sw, so, same_type);
+  const status want = expected_status(a, layer, si, sw, so, same_type);
   // Which tensor an accepted call writes: y, or x when exactly in place. Anything else would be
   // a harness bug (the malformations above always overlap or break a rule).
   const bool writes_x = same_type && a.x == reinterpret_cast<std::uintptr_t>(tx.data()) && a.y == a.x;
@@ -335,7 +301,7 @@ void run_case(FuzzedDataProvider& in, bool layer, const case_ops& op) {
                  "%s<%s,%s,%s> rows=%zu cols=%zu strides=%zu,%zu eps=0x%08x gamma=%d beta=%d in_place=%d "
                  "mode=%u -> %s\n",
                  op_name, op.in_name, op.w_name, op.out_name, a.rows, a.cols, a.x_stride, a.y_stride,
-                 normkit::detail::float_bits(eps), has_gamma, has_beta, writes_x, static_cast<unsigned>(mode),
+                 bits(eps), has_gamma, has_beta, writes_x, static_cast<unsigned>(mode),
                  normkit::to_string(want));
 
   // ---- The reference bits, from the contiguous copies.
@@ -368,8 +334,7 @@ void run_case(FuzzedDataProvider& in, bool layer, const case_ops& op) {
     FUZZ_CHECK(s == want,
                "%s %s<%s,%s,%s> rows=%zu cols=%zu strides=%zu,%zu eps=0x%08x mode=%u: status %s, want %s",
                isa_name, op_name, op.in_name, op.w_name, op.out_name, a.rows, a.cols, a.x_stride, a.y_stride,
-               normkit::detail::float_bits(eps), static_cast<unsigned>(mode), normkit::to_string(s),
-               normkit::to_string(want));
+               bits(eps), static_cast<unsigned>(mode), normkit::to_string(s), normkit::to_string(want));
     FUZZ_CHECK(tg.same_as(sg) && tb.same_as(sb), "%s: gamma or beta changed", isa_name);
     if (s != status::ok || a.rows == 0 || a.cols == 0) {
       FUZZ_CHECK(tx.same_as(sx) && ty.same_as(sy), "%s: a rejected or empty call wrote memory", isa_name);
@@ -385,9 +350,9 @@ void run_case(FuzzedDataProvider& in, bool layer, const case_ops& op) {
                  "%s %s<%s,%s,%s> %s rows=%zu cols=%zu strides=%zu,%zu eps=0x%08x: row %zu col %zu: 0x%08x, "
                  "reference 0x%08x (x = 0x%08x)",
                  isa_name, op_name, op.in_name, op.w_name, op.out_name,
-                 writes_x ? "in place" : "out of place", rows, cols, a.x_stride, a.y_stride,
-                 normkit::detail::float_bits(eps), k / cols, k % cols, bits_at(got.data(), k, so),
-                 bits_at(want_y.data(), k, so), bits_at(xv.data(), k, si));
+                 writes_x ? "in place" : "out of place", rows, cols, a.x_stride, a.y_stride, bits(eps),
+                 k / cols, k % cols, bits_at(got.data(), k, so), bits_at(want_y.data(), k, so),
+                 bits_at(xv.data(), k, si));
   }
   (void)normkit::set_isa(before);
 }

@@ -11,36 +11,29 @@
 #include <cstdint>      // std::uint16_t, std::uint32_t
 #include <cstring>      // std::memcpy
 #include <type_traits>  // std::is_same
+#include <utility>      // std::forward
 #include <vector>       // std::vector
 
+#include "../common.hpp"  // storage types, names, bits
 #include "guarded.hpp"
 
 namespace normkit_fuzz {
 
 using normkit::bf16;
 using normkit::fp16;
+using normkit_test::bits;
+using normkit_test::bits_at;
+using normkit_test::from_bits;
+using normkit_test::type_name;
 
 template <class T>
-struct tag {
-  using type = T;
-};
+using tag = normkit_test::type_tag<T>;
 
-// Dispatches a runtime type index to a generic lambda taking tag<float|bf16|fp16>.
+// Dispatches a runtime type index to a generic lambda taking tag<T>, T one of the library's
+// storage types (tests/common.hpp).
 template <class F>
 void with_storage_type(unsigned t, F&& f) {
-  switch (t % 3) {
-    case 0:
-      return f(tag<float>{});
-    case 1:
-      return f(tag<bf16>{});
-    default:
-      return f(tag<fp16>{});
-  }
-}
-
-template <class T>
-const char* type_name() {
-  return std::is_same<T, float>::value ? "f32" : std::is_same<T, bf16>::value ? "bf16" : "f16";
+  normkit_test::visit(normkit_test::dtype{t % normkit_test::storage_types::size}, std::forward<F>(f));
 }
 
 inline float f32(std::uint32_t u) {
@@ -57,15 +50,6 @@ T from_pattern(std::uint32_t u) {
     return bf16::from_bits(static_cast<std::uint16_t>(u >> 16));
   else
     return fp16(f32(u));
-}
-
-// Raw storage bits (every pattern of the type reachable).
-template <class T>
-T from_raw(std::uint32_t u) {
-  if constexpr (std::is_same<T, float>::value)
-    return f32(u);
-  else
-    return T::from_bits(static_cast<std::uint16_t>(u));
 }
 
 // Values that sit on a branch or a rounding edge somewhere (as float bit patterns).
@@ -128,7 +112,7 @@ void fill_values(T* v, std::size_t n, value_class c, prng& g, FuzzedDataProvider
       for (; i < bytes.size() / sizeof(T); ++i)
         std::memcpy(&v[i], bytes.data() + i * sizeof(T), sizeof(T));
       for (; i < n; ++i)
-        v[i] = from_raw<T>(g.u32());
+        v[i] = from_bits<T>(g.u32());  // every pattern of the type
       break;
     }
     case value_class::ordinary:
@@ -176,18 +160,6 @@ template <class T>
 void fill_erased(void* v, std::size_t n, unsigned c, prng& g, FuzzedDataProvider& in) {
   fill_values(static_cast<T*>(v), n, static_cast<value_class>(c % static_cast<unsigned>(value_class::count)),
               g, in);
-}
-
-// Bits of element i of a buffer of 2- or 4-byte storage values.
-inline std::uint32_t bits_at(const void* p, std::size_t i, std::size_t elem) {
-  if (elem == 4) {
-    std::uint32_t u;
-    std::memcpy(&u, static_cast<const std::uint8_t*>(p) + 4 * i, 4);
-    return u;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, static_cast<const std::uint8_t*>(p) + 2 * i, 2);
-  return h;
 }
 
 // cols in [0, 4096], biased to vector-width boundaries: multiples of 4/8/16/64, +-1.
