@@ -15,16 +15,32 @@
 //     of out of place.
 #include <normkit/normkit.hpp>
 
-#include <cstddef>   // std::size_t
-#include <cstdint>   // std::uint8_t, std::uintptr_t, PTRDIFF_MAX, SIZE_MAX
-#include <cstdio>    // std::fprintf
-#include <cstring>   // std::memcmp
-#include <iterator>  // std::size
-#include <vector>    // std::vector
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t, std::uintptr_t, PTRDIFF_MAX, SIZE_MAX
+#include <cstdio>       // std::fprintf
+#include <cstring>      // std::memcmp
+#include <iterator>     // std::size
+#include <type_traits>  // std::is_same
+#include <vector>       // std::vector
 
 #include "../bad_inputs.hpp"
 #include "guarded.hpp"
 #include "values.hpp"
+
+// Every op of the library's op list (include/normkit/ops/list.hpp) has a fuzz harness: rms_norm
+// and layer_norm here, convert in fuzz_convert.cpp. An op added to the list fails this build until
+// a harness covers it and it is named here.
+namespace fuzz_coverage {
+namespace nd = normkit::detail;
+template <class Op>
+constexpr bool fuzzed = std::is_same<Op, nd::rms_norm_op>::value ||
+                        std::is_same<Op, nd::layer_norm_op>::value || std::is_same<Op, nd::convert_op>::value;
+template <class... Ops>
+constexpr bool all_fuzzed(nd::type_list<Ops...>) {
+  return (fuzzed<Ops> && ...);
+}
+static_assert(all_fuzzed(nd::ops{}), "an op of ops/list.hpp has no fuzz harness in tests/fuzz");
+}  // namespace fuzz_coverage
 
 namespace {
 
