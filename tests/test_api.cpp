@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Public API behaviour (README, status table; core/validate.hpp): every argument error returns the status of its
-// class (null_pointer, invalid_stride, invalid_eps, misaligned_pointer, size_overflow,
+// Public API behaviour (README, status table; core/validate.hpp): every argument error returns
+// the status of its class (null_pointer, invalid_stride, invalid_eps, misaligned_pointer, size_overflow,
 // overlapping_output) and touches nothing; rows == 0 / cols == 0 are no-ops; in place equals
 // out of place; strided rows leave the gaps alone and give the contiguous bits; the nullptr
 // gamma / beta overloads mean "gain 1" / "no bias"; normkit::convert's argument checks;
