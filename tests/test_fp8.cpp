@@ -20,9 +20,7 @@
 #include <type_traits>       // std::is_trivially_copyable, std::is_trivially_default_constructible
 #include <vector>            // std::vector
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>  // _mm_getcsr, _mm_setcsr
-#endif
+#include "fp_control.hpp"
 
 namespace {
 
@@ -31,6 +29,10 @@ using normkit::e5m2;
 using normkit_test::formula::bits_float;
 using normkit_test::formula::float_bits;
 using normkit_test::formula::fp8_reference;
+using normkit_test::fp_control;
+using normkit_test::flush_bits;
+using normkit_test::have_flush_to_zero;
+using normkit_test::set_fp_control;
 
 static_assert(sizeof(e4m3) == 1 && sizeof(e5m2) == 1, "one byte each");
 static_assert(std::is_trivially_copyable<e4m3>::value && std::is_trivially_copyable<e5m2>::value,
@@ -287,36 +289,6 @@ struct env_case {
   int rounding;
   bool flush;
 };
-
-// The flush-to-zero controls: x86 MXCSR.FTZ | DAZ, Arm FPCR.FZ (as test_fp_env.cpp).
-#if defined(__x86_64__) || defined(__i386__)
-constexpr bool have_flush_to_zero = true;
-constexpr std::uint64_t flush_bits = 0x8040u;  // MXCSR.FTZ (bit 15) | MXCSR.DAZ (bit 6)
-std::uint64_t fp_control() {
-  return _mm_getcsr();
-}
-void set_fp_control(std::uint64_t c) {
-  _mm_setcsr(static_cast<unsigned>(c));
-}
-#elif defined(__aarch64__)
-constexpr bool have_flush_to_zero = true;
-constexpr std::uint64_t flush_bits = std::uint64_t{1} << 24;  // FPCR.FZ
-std::uint64_t fp_control() {
-  std::uint64_t c;
-  __asm__ __volatile__("mrs %0, fpcr" : "=r"(c));
-  return c;
-}
-void set_fp_control(std::uint64_t c) {
-  __asm__ __volatile__("msr fpcr, %0" : : "r"(c));
-}
-#else
-constexpr bool have_flush_to_zero = false;
-constexpr std::uint64_t flush_bits = 0;
-std::uint64_t fp_control() {
-  return 0;
-}
-void set_fp_control(std::uint64_t) {}
-#endif
 
 // Converts every pattern to e4m3, e5m2 and int8 and back to float, under the environment, which
 // is restored before anything is compared.

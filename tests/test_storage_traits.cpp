@@ -4,24 +4,17 @@
 #include <gtest/gtest.h>
 #include <normkit/normkit.hpp>
 
+#include "common.hpp"
+
 #include <cmath>    // std::isnan, std::isfinite, std::fabs
 #include <cstdint>  // std::uint32_t
-#include <cstring>  // std::memcpy, std::strcmp
+#include <cstring>  // std::memcpy
 #include <set>      // std::set
 #include <string>   // std::string
 
 namespace {
 
-template <class T>
-T from_bits(std::uint32_t u) {
-  if constexpr (std::is_same<T, float>::value) {
-    float f;
-    std::memcpy(&f, &u, sizeof f);
-    return f;
-  } else {
-    return T::from_bits(static_cast<typename normkit::storage_traits<T>::bits>(u));
-  }
-}
+using normkit_test::from_bits;  // tests/common.hpp
 
 template <class T>
 float widen(T v) {

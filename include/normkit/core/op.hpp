@@ -16,10 +16,12 @@
 // static path, the build's selection and the tests pick it up (docs/architecture.md).
 #pragma once
 
-#include <cstddef>  // std::size_t
+#include <cstddef>      // std::size_t
+#include <type_traits>  // std::conditional_t
 
 #include "abi.hpp"
 #include "policy.hpp"
+#include "storage.hpp"
 #include "type_list.hpp"
 
 namespace normkit {
@@ -42,6 +44,23 @@ struct no_knobs {
   using at = knobs_at<0>;
   template <class Knobs>
   static constexpr std::size_t index = 0;
+};
+
+// What the normalizing ops (rms_norm, layer_norm) share: In, W and Out slots over the input
+// types, the twelve knob sets, equal-bits knob sets folded (canonical_knobs), the roundings a call
+// makes (Out, and Mid when rounding twice), and "nothing to do" when a size is 0.
+struct norm_op {
+  using slots = type_list<input_types, input_types, input_types>;  // In, W, Out
+  using knobs = norm_knobs;
+  template <class Knobs, class In, class W, class Out>
+  using canonical = canonical_knobs<Knobs, In, W>;
+  template <class Knobs, class In, class W, class Out>
+  using narrows = std::conditional_t<Knobs::round == rounding::twice, type_list<Out, mid_of<Knobs, In, W>>,
+                                     type_list<Out>>;
+  template <class A>
+  static bool empty(const A& a) {
+    return a.rows == 0 || a.cols == 0;
+  }
 };
 
 // SIMD half of an op, specialized by ops/<op>_simd.hpp.

@@ -38,15 +38,6 @@ inline float canonical(float v) {
   return v != v ? bits_float(storage_traits<float>::canonical_nan) : v;
 }
 
-// contract: csum(v(i)) in canonical order, v(i) the fp32 term of element i.
-template <class Term>
-float canonical_sum(std::size_t cols, Term v) {
-  float p[canonical_lanes] = {};
-  for (std::size_t i = 0; i < cols; ++i)
-    p[i % canonical_lanes] = p[i % canonical_lanes] + v(i);
-  return fold_halves<scalar_tag, canonical_lanes>(p);
-}
-
 // contract: sum of squares, fma into partials, of f(x_i) * scale.
 template <class In>
 float sum_squares(const In* x, std::size_t cols, float scale) {

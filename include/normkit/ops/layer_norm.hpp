@@ -5,8 +5,7 @@
 
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
-#include <cstddef>      // std::size_t
-#include <type_traits>  // std::conditional_t
+#include <cstddef>  // std::size_t
 
 #include "../core/abi.hpp"
 #include "../core/canonical_sum.hpp"
@@ -103,19 +102,10 @@ void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::siz
 
 namespace detail {
 
-struct layer_norm_op {
+struct layer_norm_op : norm_op {
   static constexpr const char* name = "layer_norm";
-  using slots = type_list<input_types, input_types, input_types>;  // In, W, Out
-  using knobs = norm_knobs;
-
   template <class In, class W, class Out>
   using args = NORMKIT_TABLE_NAMESPACE::layer_norm_args<In, W, Out>;
-
-  template <class Knobs, class In, class W, class Out>
-  using canonical = canonical_knobs<Knobs, In, W>;
-  template <class Knobs, class In, class W, class Out>
-  using narrows = std::conditional_t<Knobs::round == rounding::twice, type_list<Out, mid_of<Knobs, In, W>>,
-                                     type_list<Out>>;
 
   // invalid_eps, invalid_stride, then the buffers (core/validate.hpp); y may be x exactly.
   template <class In, class W, class Out>
@@ -129,10 +119,6 @@ struct layer_norm_op {
                                 impl::operand_of(a.beta, 1, a.cols, a.cols, true)};
     const impl::operand out[] = {impl::operand_of(a.y, a.rows, a.cols, a.y_stride)};
     return impl::check_operands(in, out, {0});
-  }
-  template <class A>
-  static bool empty(const A& a) {
-    return a.rows == 0 || a.cols == 0;
   }
 
   template <class Policy, class In, class W, class Out>
