@@ -495,6 +495,7 @@ TEST(Status, ToStringNamesEveryValue) {
       {status::unsupported_isa, "unsupported_isa", "nothing was changed", false},
       {status::isa_above_ceiling, "isa_above_ceiling", "unset or raise NORMKIT_ISA", false},
       {status::shape_mismatch, "shape_mismatch", "pass matching shapes", true},
+      {status::out_of_memory, "out_of_memory", "nothing was written", false},
   };
   std::set<int> values{0};
   for (const row& r : rows) {

@@ -77,6 +77,36 @@ template <class Policy, class In, class Out>
                                      rows, cols, eps, cols, cols);
 }
 
+// Head-wise LayerNorm over views of [tokens, heads, head_dim] (see rms_norm_heads): gamma and
+// beta shared by every head (gain_head_stride == 0) or one vector each per head, gain_head_stride
+// elements apart; either may be nullptr.
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status layer_norm_heads(const In* x, const W* gamma, const W* beta, Out* y, std::size_t tokens,
+                                      std::size_t heads, std::size_t head_dim, float eps,
+                                      std::size_t x_token_stride, std::size_t x_head_stride,
+                                      std::size_t y_token_stride, std::size_t y_head_stride,
+                                      std::size_t gain_head_stride = 0) {
+  static_assert(
+      Policy::layer_norm_exact,
+      "normkit: this policy's LayerNorm has a rounding layer_norm does not model (core/policy.hpp)");
+  static_assert(is_storage_type<In>::value && is_storage_type<W>::value && is_storage_type<Out>::value,
+                "normkit: In, W and Out must each be float, normkit::bf16 or normkit::fp16");
+  return impl::call<detail::layer_norm_op, Policy, In, W, Out>(
+      {x, gamma, beta, y, tokens, head_dim, eps, x_token_stride, y_token_stride, heads, x_head_stride,
+       y_head_stride, gain_head_stride});
+}
+
+// In place.
+template <class Policy, class T, class W>
+[[nodiscard]] status layer_norm_heads(T* x, const W* gamma, const W* beta, std::size_t tokens,
+                                      std::size_t heads, std::size_t head_dim, float eps,
+                                      std::size_t token_stride, std::size_t head_stride,
+                                      std::size_t gain_head_stride = 0) {
+  return normkit::layer_norm_heads<Policy>(static_cast<const T*>(x), gamma, beta, x, tokens, heads, head_dim,
+                                           eps, token_stride, head_stride, token_stride, head_stride,
+                                           gain_head_stride);
+}
+
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 

@@ -12,6 +12,7 @@
 // exceptions, no global state beyond the ISA choice (dispatch.hpp).
 #pragma once
 
+#include "add_norm.hpp"
 #include "convert.hpp"
 #include "dispatch.hpp"
 #include "fp8.hpp"

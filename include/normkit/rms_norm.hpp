@@ -55,6 +55,37 @@ template <class Policy, class In, class Out>
   return normkit::rms_norm<Policy>(x, static_cast<const In*>(nullptr), y, rows, cols, eps, cols, cols);
 }
 
+// Head-wise RMSNorm (per-head Q/K norms: Qwen3, Gemma3, OLMo2 q_norm / k_norm; Cohere's per-head
+// gains) over views of [tokens, heads, head_dim] read in place, e.g. from a packed QKV buffer:
+// element i of head h of token t is x[t * x_token_stride + h * x_head_stride + i] (y likewise).
+// gamma: head_dim values shared by every head (gamma_head_stride == 0), or one vector per head,
+// gamma_head_stride elements apart (>= head_dim; head_dim for a [heads, head_dim] array); nullptr
+// for no gain. Every head is one row of rms_norm: the same bits as a call per row.
+// Statuses as rms_norm, plus invalid_stride when a stride is below head_dim, when a view would
+// overlap itself (two heads sharing an element), or gamma_head_stride is in (0, head_dim).
+template <class Policy, class In, class W, class Out>
+[[nodiscard]] status rms_norm_heads(const In* x, const W* gamma, Out* y, std::size_t tokens,
+                                    std::size_t heads, std::size_t head_dim, float eps,
+                                    std::size_t x_token_stride, std::size_t x_head_stride,
+                                    std::size_t y_token_stride, std::size_t y_head_stride,
+                                    std::size_t gamma_head_stride = 0) {
+  static_assert(is_storage_type<In>::value && is_storage_type<W>::value && is_storage_type<Out>::value,
+                "normkit: In, W and Out must each be float, normkit::bf16 or normkit::fp16");
+  return impl::call<detail::rms_norm_op, Policy, In, W, Out>(
+      {x, gamma, y, tokens, head_dim, eps, x_token_stride, y_token_stride, heads, x_head_stride,
+       y_head_stride, gamma_head_stride});
+}
+
+// In place (the usual q_norm / k_norm on a packed QKV buffer).
+template <class Policy, class T, class W>
+[[nodiscard]] status rms_norm_heads(T* x, const W* gamma, std::size_t tokens, std::size_t heads,
+                                    std::size_t head_dim, float eps, std::size_t token_stride,
+                                    std::size_t head_stride, std::size_t gamma_head_stride = 0) {
+  return normkit::rms_norm_heads<Policy>(static_cast<const T*>(x), gamma, x, tokens, heads, head_dim, eps,
+                                         token_stride, head_stride, token_stride, head_stride,
+                                         gamma_head_stride);
+}
+
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 

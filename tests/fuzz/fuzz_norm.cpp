@@ -33,8 +33,9 @@
 namespace fuzz_coverage {
 namespace nd = normkit::detail;
 template <class Op>
-constexpr bool fuzzed = std::is_same<Op, nd::rms_norm_op>::value ||
-                        std::is_same<Op, nd::layer_norm_op>::value || std::is_same<Op, nd::convert_op>::value;
+constexpr bool fuzzed =
+    std::is_same<Op, nd::rms_norm_op>::value || std::is_same<Op, nd::layer_norm_op>::value ||
+    std::is_same<Op, nd::convert_op>::value || std::is_same<Op, nd::residual_add_op>::value;
 template <class... Ops>
 constexpr bool all_fuzzed(nd::type_list<Ops...>) {
   return (fuzzed<Ops> && ...);

@@ -12,12 +12,16 @@
 //   empty(args)               a valid call with nothing to do
 //   reference<Policy>(args)   the scalar reference over the whole call: THE bits
 // and a SIMD half, simd_rows<Op> (ops/<op>_simd.hpp), whose rows<Arch, Knobs, Ts...>(args)
-// must return the reference's bits. The op list (ops/list.hpp) makes the runtime table, the
-// static path, the build's selection and the tests pick it up (docs/architecture.md).
+// must return the reference's bits. A composite op (composite = true) has no SIMD half and no
+// table entries: instead of rows it gives row_bytes(args), scratch_floats<Policy>(args, chunk_rows)
+// and run_rows<Policy>(args, r0, n, scratch, run), the stages of a chunk of rows, each a kernel op
+// run through `run`; its reference may return a status (status::out_of_memory for its scratch). The op list
+// (ops/list.hpp) makes the runtime table, the static path, the build's selection and the tests pick it up
+// (docs/architecture.md).
 #pragma once
 
 #include <cstddef>      // std::size_t
-#include <type_traits>  // std::conditional_t
+#include <type_traits>  // std::conditional_t, std::bool_constant, std::void_t
 
 #include "abi.hpp"
 #include "policy.hpp"
@@ -62,6 +66,19 @@ struct norm_op {
     return a.rows == 0 || a.cols == 0;
   }
 };
+
+// Op::reference on a bundle, its type parameters deduced.
+template <class Op, class Policy, template <class...> class Args, class... Ts>
+void reference_of(const Args<Ts...>& a) {
+  Op::template reference<Policy, Ts...>(a);
+}
+
+// Whether an op is composite: a sequence of other ops' kernels over row chunks (ops/add_norm.hpp),
+// run by dispatch/run.hpp with no table entries of its own.
+template <class Op, class = void>
+struct is_composite : std::false_type {};
+template <class Op>
+struct is_composite<Op, std::void_t<decltype(Op::composite)>> : std::bool_constant<Op::composite> {};
 
 // SIMD half of an op, specialized by ops/<op>_simd.hpp.
 template <class Op>

@@ -7,6 +7,9 @@
 //   mid        the round-twice intermediate type: the input type (Llama) or the gain type (T5)
 //   gain       plain : g = f(gamma)                  plus_one : g = 1.0f + f(gamma)  (fp32 add)
 //   normalize  multiply : n = x * (1 / sqrt(ms + eps))   divide : n = x / sqrt(ms + eps)
+//   residual   the fused residual add only (add_norm.hpp): what the norm reads after
+//              s = f(x) + f(residual) -- stored_residual : f(Res(s)), the residual as stored
+//              (HF, vLLM); fp32_sum : s itself (FlashInfer)
 #pragma once
 
 #include <cstddef>      // std::size_t
@@ -21,14 +24,16 @@ enum class rounding { once, twice };
 enum class mid_type { input, gain };
 enum class gain_mode { plain, plus_one };
 enum class normalize { multiply, divide };
+enum class residual_norm { stored_residual, fp32_sum };
 
 template <rounding R, gain_mode G = gain_mode::plain, normalize N = normalize::multiply,
-          mid_type M = mid_type::input>
+          mid_type M = mid_type::input, residual_norm S = residual_norm::stored_residual>
 struct policy {
   static constexpr rounding round = R;
   static constexpr gain_mode gain = G;
   static constexpr normalize norm = N;
   static constexpr mid_type mid = M;
+  static constexpr residual_norm residual = S;
   // Whether layer_norm<Policy> reproduces the convention exactly (see onnx below).
   static constexpr bool layer_norm_exact = true;
 };
@@ -102,14 +107,46 @@ struct onnxruntime : policy<rounding::once, gain_mode::plain, normalize::divide>
   static constexpr const char* name = "onnxruntime";
 };
 
+// ---- The fused residual add (add_rms_norm, add_layer_norm) ----
+//
+// Every preset above normalizes the residual as stored (residual_norm::stored_residual): HF
+// transformers v4.44.2 LlamaDecoderLayer.forward adds in the storage dtype,
+// `hidden_states = residual + hidden_states`, and the next layer norm reads that tensor; vLLM
+// csrc/layernorm_kernels.cu fused_add_rms_norm_kernel does the same, `scalar_t z = input[..];
+// z += residual[..]; float x = (float) z; variance += x * x; residual[..] = z;`. So
+// add_rms_norm<llama> is HF's add followed by LlamaRMSNorm, bit for bit.
+
+// FlashInfer include/flashinfer/norm.cuh FusedAddRMSNormKernel: `float x = float(input_vec[j]);
+//   x += float(residual_vec[j]); sum_sq += x * x; residual_vec[j] = (T)x; x_vec[j] = x;` and
+//   `x_vec[j] * rms_rcp * (weight_bias + float(weight_vec[j]))` -- the norm reads the fp32 sum,
+//   one rounding at the end. (Its rms_rcp is the GPU's approximate rsqrt; normkit's is the
+//   contract's correctly rounded 1 / sqrt.)
+struct flashinfer : policy<rounding::once, gain_mode::plain, normalize::multiply, mid_type::input,
+                           residual_norm::fp32_sum> {
+  static constexpr const char* name = "flashinfer";
+};
+
+// FlashInfer GemmaFusedAddRMSNorm: the same kernel with weight_bias = 1 (gain 1 + w).
+struct flashinfer_gemma : policy<rounding::once, gain_mode::plus_one, normalize::multiply, mid_type::input,
+                                 residual_norm::fp32_sum> {
+  static constexpr const char* name = "flashinfer_gemma";
+};
+
+// Any policy with the fused add's norm reading the fp32 sum: fp32_sum_residual<llama>.
+template <class Policy>
+struct fp32_sum_residual : Policy {
+  static constexpr residual_norm residual = residual_norm::fp32_sum;
+};
+
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 // Every named policy, for the build's policy selection (dispatch/selection.hpp). A new preset is
 // a struct above with its name, and its line here.
-using named_policies =
-    type_list<round_once, round_twice, llama, gemma, gemma3n, olmo2, t5, pytorch, onnx, onnxruntime>;
+using named_policies = type_list<round_once, round_twice, llama, gemma, gemma3n, olmo2, t5, pytorch, onnx,
+                                 onnxruntime, flashinfer, flashinfer_gemma>;
 
-// The kernels see only the knobs, so presets with equal knobs share one instantiation.
+// The kernels see only the knobs, so presets with equal knobs share one instantiation. The
+// residual knob is not among them: no kernel reads it (the fused add is a composite, add_norm.hpp).
 template <class Policy>
 using knobs_of = policy<Policy::round, Policy::gain, Policy::norm, Policy::mid>;
 

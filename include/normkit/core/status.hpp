@@ -18,13 +18,14 @@ enum class [[nodiscard]] status{
                                   "test is_invalid_argument(s) instead")]] = 1,
     unsupported_isa = 2,     // set_isa: the ISA is not compiled into this binary or the CPU lacks it
     null_pointer = 3,        // x or y (src or dst) is null while rows and cols are non-zero
-    invalid_stride = 4,      // x_stride or y_stride is smaller than cols
+    invalid_stride = 4,      // a stride is smaller than cols, or a head view overlaps itself
     size_overflow = 5,       // a tensor's extent does not fit the address space (PTRDIFF_MAX)
     invalid_eps = 6,         // eps is negative, NaN or infinite
     misaligned_pointer = 7,  // a pointer is not a multiple of its element type's alignment
     overlapping_output = 8,  // y overlaps x, gamma or beta other than exactly in place
     isa_above_ceiling = 9,   // set_isa: the ISA runs here but NORMKIT_ISA caps the process below it
     shape_mismatch = 10,     // eigen.hpp: y's shape, or gamma's or beta's length, does not fit x
+    out_of_memory = 11,      // a fused op could not allocate its fp32 scratch (fp32_sum mode)
 };
 
 inline namespace NORMKIT_ABI_NAMESPACE {  // every function: core/abi.hpp
@@ -58,8 +59,8 @@ constexpr const char* to_string(status s) noexcept {
       return "null_pointer: x or y (src or dst) is null while rows and cols are non-zero; pass valid "
              "buffers or zero sizes";
     case status::invalid_stride:
-      return "invalid_stride: a row stride (x_stride or y_stride, in elements) is smaller than cols; "
-             "pass a stride >= cols";
+      return "invalid_stride: a row stride (in elements) is smaller than cols, or a head view would overlap "
+             "itself; pass a stride >= cols, head views whose heads and tokens do not share elements";
     case status::size_overflow:
       return "size_overflow: (rows - 1) * stride + cols elements do not fit the address space; "
              "check rows, cols and the strides";
@@ -77,6 +78,9 @@ constexpr const char* to_string(status s) noexcept {
     case status::shape_mismatch:
       return "shape_mismatch: y's shape differs from x's, gamma or beta does not hold x.cols() values, or "
              "a matrix has a non-unit inner stride (normkit/eigen.hpp); pass matching shapes";
+    case status::out_of_memory:
+      return "out_of_memory: the fp32_sum mode of a fused add could not allocate its per-thread fp32 "
+             "scratch (cols floats per row of a chunk); nothing was written";
     default:
       break;
   }

@@ -23,6 +23,11 @@ constexpr std::size_t cache_line = 64;
 // in this many input bytes (at least one): their output passes read them again from L1.
 constexpr std::size_t group_max_bytes = 8192;
 
+// A composite op (ops/add_norm.hpp) runs its stages over chunks of rows holding about this many
+// bytes of intermediate data (the stored residual, the fp32 sums): the next stage reads them from
+// L1/L2, not memory (docs/performance.md).
+constexpr std::size_t compose_chunk_bytes = 32768;
+
 }  // namespace detail
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit

@@ -28,13 +28,15 @@ struct type_key {
   static constexpr char key = 0;
 };
 
-// One tensor argument: rows x cols elements, rows `stride` elements apart. Gaps between strided
+// One tensor argument: rows x cols elements, rows `stride` elements apart -- or a head view,
+// rows x heads rows of cols elements, row (t, h) at t * stride + h * head_stride. Gaps between
 // rows are never read or written.
 struct operand {
   std::uintptr_t address;
   std::size_t elem_size, align, rows, cols, stride;
   const void* type;
   bool optional;  // may be null (a gain or bias that is not given)
+  std::size_t heads = 1, head_stride = 0;
 };
 
 // T may be const (inputs) or not (outputs): an output is never passed as a pointer to const, which
@@ -52,6 +54,15 @@ operand operand_of(T* p, std::size_t rows, std::size_t cols, std::size_t stride,
           optional};
 }
 
+template <class T>
+operand operand_of(T* p, std::size_t rows, std::size_t heads, std::size_t cols, std::size_t stride,
+                   std::size_t head_stride, bool optional = false) {
+  operand o = operand_of(p, rows, cols, stride, optional);
+  o.heads = heads;
+  o.head_stride = head_stride;
+  return o;
+}
+
 // Byte range [begin, end) of an operand; ok == false when it cannot be addressed.
 struct extent {
   std::uintptr_t begin = 0, end = 0;
@@ -62,12 +73,17 @@ inline extent extent_of(const operand& o) {
   extent r;
   r.begin = o.address;
   const std::size_t max_elems = static_cast<std::size_t>(PTRDIFF_MAX) / o.elem_size;
-  // elems = (rows - 1) * stride + cols, computed without wrapping.
+  // elems = (rows - 1) * stride + (heads - 1) * head_stride + cols, computed without wrapping.
   if (o.cols > max_elems || (o.rows > 1 && (max_elems - o.cols) / o.stride < o.rows - 1)) {
     r.ok = false;
     return r;
   }
-  const std::size_t bytes = ((o.rows - 1) * o.stride + o.cols) * o.elem_size;
+  const std::size_t row_elems = (o.rows - 1) * o.stride + o.cols;
+  if (o.heads > 1 && o.head_stride > 0 && (max_elems - row_elems) / o.head_stride < o.heads - 1) {
+    r.ok = false;
+    return r;
+  }
+  const std::size_t bytes = (row_elems + (o.heads - 1) * o.head_stride) * o.elem_size;
   r.end = r.begin + bytes;
   r.ok = r.end >= r.begin;
   return r;
@@ -93,9 +109,40 @@ inline status check_norm_scalars(float eps, std::size_t cols, std::size_t x_stri
   return x_stride < cols || y_stride < cols ? status::invalid_stride : status::ok;
 }
 
+// Whether a head view (rows x heads rows of cols, strides stride / head_stride) has no element in
+// two rows: each stride at least cols, and the larger one clears every row of the smaller.
+inline bool view_is_disjoint(std::size_t rows, std::size_t heads, std::size_t cols, std::size_t stride,
+                             std::size_t head_stride) {
+  if (stride < cols || (heads > 1 && head_stride < cols))
+    return false;
+  if (rows <= 1 || heads <= 1)
+    return true;
+  const bool heads_inner = head_stride <= stride;
+  const std::size_t n_in = heads_inner ? heads : rows, s_in = heads_inner ? head_stride : stride,
+                    s_out = heads_inner ? stride : head_stride;
+  // s_out >= (n_in - 1) * s_in + cols, without wrapping
+  return s_out >= cols && (s_out - cols) / s_in >= n_in - 1;
+}
+
+// What the normalizing ops check before their buffers, head views included: eps, then every
+// view's strides (invalid_stride when a view would overlap itself, or the gains' head stride is
+// neither 0 nor >= cols).
+inline status check_norm_view(float eps, std::size_t rows, std::size_t heads, std::size_t cols,
+                              std::size_t x_stride, std::size_t x_head_stride, std::size_t y_stride,
+                              std::size_t y_head_stride, std::size_t gain_head_stride) {
+  if (const status st = check_eps(eps); st != status::ok)
+    return st;
+  if (!view_is_disjoint(rows, heads, cols, x_stride, x_head_stride) ||
+      !view_is_disjoint(rows, heads, cols, y_stride, y_head_stride) ||
+      (gain_head_stride != 0 && gain_head_stride < cols))
+    return status::invalid_stride;
+  return status::ok;
+}
+
 // Exactly in place: the output is the input itself, same element type, same rows.
 inline bool same_tensor(const operand& in, const operand& out) {
-  return in.type == out.type && in.address == out.address && (out.rows == 1 || in.stride == out.stride);
+  return in.type == out.type && in.address == out.address && (out.rows == 1 || in.stride == out.stride) &&
+         in.heads == out.heads && (out.heads == 1 || in.head_stride == out.head_stride);
 }
 
 // The buffer checks, for calls with non-zero sizes. in_place_of[o] names the input that output o

@@ -16,6 +16,7 @@
 #include "../core/storage.hpp"
 #include "../core/type_list.hpp"
 #include "../ops/list.hpp"
+#include "compose.hpp"
 #include "state.hpp"
 #include "table.hpp"
 
@@ -75,13 +76,24 @@ void run(const typename Op::template args<Ts...>& a) {
   Op::template reference<Policy, Ts...>(a);
 }
 
+// One stage of a composite op: a kernel op on its bundle, dispatched like a call of its own.
+struct run_stage {
+  template <class Op, class Policy, template <class...> class Args, class... Ts>
+  void operator()(Op, Policy, const Args<Ts...>& a) const {
+    run<Op, Policy, Ts...>(a);
+  }
+};
+
 // A public entry point: the op's checks, then the run.
 template <class Op, class Policy, class... Ts>
 status call(const typename Op::template args<Ts...>& a) {
   const status st = Op::validate(a);
   if (st != status::ok || Op::empty(a))
     return st;
-  run<Op, Policy, Ts...>(a);
+  if constexpr (is_composite<Op>::value)
+    return run_composite<Op, Policy, run_stage, Ts...>(a, run_stage{});
+  else
+    run<Op, Policy, Ts...>(a);
   return status::ok;
 }
 
@@ -91,7 +103,10 @@ status call_reference(const typename Op::template args<Ts...>& a) {
   const status st = Op::validate(a);
   if (st != status::ok || Op::empty(a))
     return st;
-  Op::template reference<Policy, Ts...>(a);
+  if constexpr (is_composite<Op>::value)
+    return Op::template reference<Policy, Ts...>(a);
+  else
+    Op::template reference<Policy, Ts...>(a);
   return status::ok;
 }
 

@@ -34,6 +34,9 @@ struct layer_norm_args {
   std::size_t rows, cols;
   float eps;
   std::size_t x_stride, y_stride;
+  // Head views (rms_norm_heads / layer_norm_heads): `heads` rows per token, row (t, h) at
+  // t * x_stride + h * x_head_stride (y likewise), gains at + h * gain_head_stride (0: shared).
+  std::size_t heads = 1, x_head_stride = 0, y_head_stride = 0, gain_head_stride = 0;
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 
@@ -110,22 +113,30 @@ struct layer_norm_op : norm_op {
   // invalid_eps, invalid_stride, then the buffers (core/validate.hpp); y may be x exactly.
   template <class In, class W, class Out>
   static status validate(const args<In, W, Out>& a) {
-    if (const status st = impl::check_norm_scalars(a.eps, a.cols, a.x_stride, a.y_stride); st != status::ok)
+    if (const status st = impl::check_norm_view(a.eps, a.rows, a.heads, a.cols, a.x_stride, a.x_head_stride,
+                                                a.y_stride, a.y_head_stride, a.gain_head_stride);
+        st != status::ok)
       return st;
     if (empty(a))
       return status::ok;
-    const impl::operand in[] = {impl::operand_of(a.x, a.rows, a.cols, a.x_stride),
-                                impl::operand_of(a.gamma, 1, a.cols, a.cols, true),
-                                impl::operand_of(a.beta, 1, a.cols, a.cols, true)};
-    const impl::operand out[] = {impl::operand_of(a.y, a.rows, a.cols, a.y_stride)};
+    const std::size_t gain_heads = a.gain_head_stride ? a.heads : 1;
+    const impl::operand in[] = {
+        impl::operand_of(a.x, a.rows, a.heads, a.cols, a.x_stride, a.x_head_stride),
+        impl::operand_of(a.gamma, 1, gain_heads, a.cols, a.cols, a.gain_head_stride, true),
+        impl::operand_of(a.beta, 1, gain_heads, a.cols, a.cols, a.gain_head_stride, true)};
+    const impl::operand out[] = {impl::operand_of(a.y, a.rows, a.heads, a.cols, a.y_stride, a.y_head_stride)};
     return impl::check_operands(in, out, {0});
   }
 
   template <class Policy, class In, class W, class Out>
   static void reference(const args<In, W, Out>& a) {
     for (std::size_t r = 0; r < a.rows; ++r)
-      normkit::reference::layer_norm_row<Policy>(a.x + r * a.x_stride, a.gamma, a.beta, a.y + r * a.y_stride,
-                                                 a.cols, a.eps);
+      for (std::size_t h = 0; h < a.heads; ++h) {
+        const std::size_t g = h * a.gain_head_stride;
+        normkit::reference::layer_norm_row<Policy>(
+            a.x + r * a.x_stride + h * a.x_head_stride, a.gamma ? a.gamma + g : a.gamma,
+            a.beta ? a.beta + g : a.beta, a.y + r * a.y_stride + h * a.y_head_stride, a.cols, a.eps);
+      }
   }
 };
 

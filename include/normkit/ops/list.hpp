@@ -5,15 +5,21 @@
 #pragma once
 
 #include "../core/type_list.hpp"
+#include "add_norm.hpp"
 #include "convert.hpp"
 #include "layer_norm.hpp"
+#include "residual_add.hpp"
 #include "rms_norm.hpp"
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
-using ops = type_list<rms_norm_op, layer_norm_op, convert_op>;
+using ops = type_list<rms_norm_op, layer_norm_op, convert_op, residual_add_op>;
+
+// The composite ops (core/op.hpp): stages of the kernel ops above, so no table entries and no SIMD
+// half of their own; tests/test_add_norm.cpp and the bench's fused rows cover them.
+using composite_ops = type_list<add_rms_norm_op, add_layer_norm_op>;
 
 }  // namespace detail
 }  // namespace NORMKIT_ABI_NAMESPACE

@@ -372,12 +372,34 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
   }
 }
 
+// Where a normalizing op's rows are: `heads` rows per token (1 for a plain matrix), row (t, h) of
+// x at x + t * x_stride + h * x_head_stride, of y likewise, with gains (and bias) at
+// + h * gain_head_stride (0: one gain vector for every head). Head-wise norms (per-head Q/K norms
+// over a packed QKV buffer) are rows of this kind, so they run the plain kernels.
+struct row_layout {
+  std::size_t heads, x_stride, x_head_stride, y_stride, y_head_stride, gain_head_stride;
+};
+
+template <class A>
+row_layout layout_of(const A& a) {
+  return {a.heads, a.x_stride, a.x_head_stride, a.y_stride, a.y_head_stride, a.gain_head_stride};
+}
+
+// Visits rows in order without a division per row.
+struct row_cursor {
+  std::size_t t = 0, h = 0;
+  void next(std::size_t heads) {
+    if (++h == heads)
+      h = 0, ++t;
+  }
+};
+
 // The driver of a normalizing op: per row, statistics (Row::stats), one factor, the output pass
 // (write_row). Row says what differs between ops: how a row's statistics are computed and whether
-// its values are centered (ops/<op>_simd.hpp).
+// its values are centered (ops/<op>_simd.hpp). rows counts every row (tokens x heads).
 template <class Arch, class Row, class Knobs, class In, class W, class Out>
 void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
-               float eps, std::size_t x_stride, std::size_t y_stride) {
+               float eps, const row_layout& lay) {
   using B = typename shape<Arch>::batch;
   constexpr bool IL = interleaved_layout<In, W, Out>;
   constexpr std::size_t width = shape<Arch>::width;
@@ -385,6 +407,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
     return;
   write_mode mode;
   mode.stream = rows * cols * sizeof(Out) >= stream_min_bytes;
+  auto x_at = [&](row_cursor c) { return x + c.t * lay.x_stride + c.h * lay.x_head_stride; };
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
   // latency is then paid once per group (bench/README.md); rows are disjoint (validate.hpp), so
@@ -396,10 +419,12 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
   alignas(64) float sums[width], epss[width], factors[width];
   for (std::size_t k = 0; k < width; ++k)
     sums[k] = 0.0f, epss[k] = 1.0f;  // lanes past the group's rows: a harmless factor
+  row_cursor at;
   for (std::size_t r0 = 0; r0 < rows; r0 += group) {
     const std::size_t n = min_of(group, rows - r0);
-    for (std::size_t k = 0; k < n; ++k) {
-      const plain_source<Arch, IL, In> src{x + (r0 + k) * x_stride, nullptr};
+    row_cursor c = at;
+    for (std::size_t k = 0; k < n; ++k, c.next(lay.heads)) {
+      const plain_source<Arch, IL, In> src{x_at(c), nullptr};
       st[k] = Row::template stats<Arch, IL>(src, cols, eps);
       sums[k] = st[k].sum;
       epss[k] = st[k].eps;
@@ -409,20 +434,28 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
                                       B::load_aligned(epss))
         .store_aligned(factors);
     // Checked after the first group's statistics, so the gains are the freshest lines in L1 when
-    // its output pass starts (docs/performance.md).
-    if (r0 == 0)
-      mode.gains_finite =
-          (!gamma || all_finite_bits<Arch>(gamma, cols)) && (!beta || all_finite_bits<Arch>(beta, cols));
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t r = r0 + k;
-      const In* xr = x + r * x_stride;
-      Out* yr = y + r * y_stride;
-      if (st[k].nan_row)
+    // its output pass starts (docs/performance.md). Every head's gains, when they differ per head.
+    if (r0 == 0) {
+      mode.gains_finite = true;
+      const std::size_t gain_sets = lay.gain_head_stride ? lay.heads : 1;
+      for (std::size_t h = 0; h < gain_sets; ++h)
+        mode.gains_finite = mode.gains_finite &&
+                            (!gamma || all_finite_bits<Arch>(gamma + h * lay.gain_head_stride, cols)) &&
+                            (!beta || all_finite_bits<Arch>(beta + h * lay.gain_head_stride, cols));
+    }
+    for (std::size_t k = 0; k < n; ++k, at.next(lay.heads)) {
+      const In* xr = x_at(at);
+      Out* yr = y + at.t * lay.y_stride + at.h * lay.y_head_stride;
+      const std::size_t g_off = at.h * lay.gain_head_stride;
+      if (st[k].nan_row) {
         fill_nan<Arch>(yr, cols);
-      else
+      } else {
+        row_cursor after = at;
+        after.next(lay.heads);
         write_row<Arch, Row, Knobs, In, W, Out>(
-            plain_source<Arch, IL, In>{xr, r + 1 == rows ? nullptr : xr + x_stride}, gamma, beta, yr, cols,
-            factors[k], st[k], mode);
+            plain_source<Arch, IL, In>{xr, r0 + k + 1 == rows ? nullptr : x_at(after)},
+            gamma ? gamma + g_off : gamma, beta ? beta + g_off : beta, yr, cols, factors[k], st[k], mode);
+      }
     }
   }
   if (mode.stream)
