@@ -24,6 +24,14 @@ template <class Policy, class In, class W, class Out>
 void naive_layer_norm(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
                       float eps);
 
+// The fused add written plainly: per row, residual = Res(x + residual) and the serial sum of
+// squares of what the preset normalizes (the stored residual, or the fp32 sum), then the output
+// loop re-reading the residual (the fp32 sum is recomputed from nothing: the naive code keeps it in
+// a row buffer).
+template <class Policy, class Res, class W, class Out>
+void naive_add_rms_norm(const Res* x, Res* residual, const W* gamma, Out* y, std::size_t rows,
+                        std::size_t cols, float eps);
+
 // Eigen 3.4 row-wise expressions of the same formulas (Eigen::bfloat16 / Eigen::half casts).
 template <class Policy, class In, class W, class Out>
 void eigen_rms_norm(const In* x, const W* gamma, Out* y, std::size_t rows, std::size_t cols, float eps);

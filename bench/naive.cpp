@@ -6,6 +6,7 @@
 #include <cmath>        // std::sqrt
 #include <cstddef>      // std::size_t
 #include <type_traits>  // std::conditional_t
+#include <vector>       // std::vector
 
 #include "baselines.hpp"
 
@@ -73,6 +74,38 @@ void naive_layer_norm(const In* x, const W* gamma, const W* beta, Out* y, std::s
     }
   }
 }
+
+template <class Policy, class Res, class W, class Out>
+void naive_add_rms_norm(const Res* x, Res* residual, const W* gamma, Out* y, std::size_t rows,
+                        std::size_t cols, float eps) {
+  std::vector<float> sum(cols);
+  constexpr bool reads_sum = Policy::residual == normkit::residual_norm::fp32_sum;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const Res* xr = x + r * cols;
+    Res* rr = residual + r * cols;
+    Out* yr = y + r * cols;
+    float sumsq = 0.0f;
+    for (std::size_t i = 0; i < cols; ++i) {
+      const float s = normkit::to_float(xr[i]) + normkit::to_float(rr[i]);
+      rr[i] = normkit::from_float<Res>(s);
+      const float v = reads_sum ? s : normkit::to_float(rr[i]);
+      sum[i] = v;
+      sumsq += v * v;
+    }
+    const float inv_rms = 1.0f / std::sqrt(sumsq / static_cast<float>(cols) + eps);
+    for (std::size_t i = 0; i < cols; ++i)
+      yr[i] = normkit::from_float<Out>(scale<Policy, Res, W>(sum[i] * inv_rms, normkit::to_float(gamma[i])));
+  }
+}
+template void naive_add_rms_norm<normkit::llama, normkit::bf16, normkit::bf16, normkit::bf16>(
+    const normkit::bf16*, normkit::bf16*, const normkit::bf16*, normkit::bf16*, std::size_t, std::size_t,
+    float);
+template void naive_add_rms_norm<normkit::flashinfer, normkit::bf16, normkit::bf16, normkit::bf16>(
+    const normkit::bf16*, normkit::bf16*, const normkit::bf16*, normkit::bf16*, std::size_t, std::size_t,
+    float);
+template void naive_add_rms_norm<normkit::pytorch, float, float, float>(const float*, float*, const float*,
+                                                                        float*, std::size_t, std::size_t,
+                                                                        float);
 
 #define NORMKIT_BENCH_INSTANTIATE(Policy, In, W, Out)                                                   \
   template void naive_rms_norm<Policy, In, W, Out>(const In*, const W*, Out*, std::size_t, std::size_t, \

@@ -459,6 +459,191 @@ void register_dtype(const std::vector<path>& paths) {
   }
 }
 
+// ---- The fused residual add (add_norm.hpp) and head-wise norms.
+//
+//   AddRmsNorm/preset/dtype/rows:R/cols:C/isa:P          P = an ISA (the fused call)
+//                                                          | unfused (residual_add, then rms_norm)
+//                                                          | naive (one scalar loop nest)
+//   HeadRmsNorm/llama/bf16/tokens:T/heads:H/dim:D/isa:P   P = an ISA (one rms_norm_heads call over the
+//                                                          q heads of a packed QKV buffer, in place)
+//                                                          | per_token (a caller's loop: one rms_norm
+//                                                            call per token over its heads)
+// Bytes: x read, residual read and written, y written, the gains once; head-wise: each head read
+// and written, the gains once. Compare with the plain RmsNorm rows of the same shape (same run).
+
+constexpr std::size_t add_norm_bytes(std::size_t rows, std::size_t cols, std::size_t res_size,
+                                     std::size_t out_size, std::size_t w_size) {
+  return rows * cols * (3 * res_size + out_size) + cols * w_size;
+}
+
+struct fused_buffers {
+  std::string key;
+  std::size_t sets = 0;
+  bool dram = false;
+  std::vector<block> x, res, y;
+  block gamma;
+};
+
+template <class Res, class W, class Out>
+fused_buffers& get_fused_buffers(shape s) {
+  static fused_buffers b;
+  const std::string key =
+      dtype_name<Res, W, Out>() + "/" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+  if (b.key == key)
+    return b;
+  b = fused_buffers{};
+  pool() = buffers{};  // one case's buffers at a time
+  const std::size_t n = s.rows * s.cols, set_bytes = n * (2 * sizeof(Res) + sizeof(Out));
+  b.sets = sets_for(set_bytes);
+  b.dram = dram_resident(set_bytes);
+  for (std::size_t k = 0; k < b.sets; ++k) {
+    b.x.push_back(alloc_block(n * sizeof(Res)));
+    fill<Res>(b.x.back().get(), n, -2.0f, 2.0f, 1 + k);
+    b.res.push_back(alloc_block(n * sizeof(Res)));
+    fill<Res>(b.res.back().get(), n, -4.0f, 4.0f, 51 + k);
+    b.y.push_back(alloc_block(n * sizeof(Out)));
+  }
+  b.gamma = alloc_block(s.cols * sizeof(W));
+  fill<W>(b.gamma.get(), s.cols, 0.5f, 1.5f, 101);
+  b.key = key;
+  return b;
+}
+
+enum class fused_path { fused, unfused, naive };
+
+template <class Policy, class Res, class W, class Out>
+void bm_add_norm(benchmark::State& st, path p, fused_path how, shape s) {
+  fused_buffers& b = get_fused_buffers<Res, W, Out>(s);
+  if (is_isa(p) && normkit::set_isa(isa_of(p)) != normkit::status::ok) {
+    st.SkipWithError("ISA not available");
+    return;
+  }
+  const auto* gamma = reinterpret_cast<const W*>(b.gamma.get());
+  std::size_t k = 0;
+  for (auto _ : st) {
+    const auto* x = reinterpret_cast<const Res*>(b.x[k].get());
+    auto* res = reinterpret_cast<Res*>(b.res[k].get());
+    auto* y = reinterpret_cast<Out*>(b.y[k].get());
+    bool ok = true;
+    switch (how) {
+      case fused_path::fused:
+        ok = normkit::add_rms_norm<Policy>(x, res, gamma, y, s.rows, s.cols, 1e-6f) == normkit::status::ok;
+        break;
+      case fused_path::unfused:
+        ok = normkit::residual_add(x, res, s.rows, s.cols) == normkit::status::ok &&
+             normkit::rms_norm<Policy>(static_cast<const Res*>(res), gamma, y, s.rows, s.cols, 1e-6f) ==
+                 normkit::status::ok;
+        break;
+      case fused_path::naive:
+        normkit_bench::naive_add_rms_norm<Policy>(x, res, gamma, y, s.rows, s.cols, 1e-6f);
+        break;
+    }
+    if (!ok) {
+      st.SkipWithError("normkit returned an error status");
+      break;
+    }
+    benchmark::DoNotOptimize(y);
+    benchmark::ClobberMemory();
+    if (++k == b.sets)
+      k = 0;
+  }
+  const buffers stats_view{b.key, b.sets, b.dram, {}, {}, {}, {}};
+  set_counters(st, add_norm_bytes(s.rows, s.cols, sizeof(Res), sizeof(Out), sizeof(W)), s.rows, stats_view);
+}
+
+// Qwen3-style attention: q heads, then k and v heads of a token, packed.
+struct head_shape {
+  std::size_t tokens, heads, kv_heads, dim;
+};
+
+template <class T>
+void bm_heads(benchmark::State& st, path p, bool per_token, head_shape h) {
+  static fused_buffers b;  // x: the packed QKV buffer, in place
+  const std::size_t token_stride = (h.heads + 2 * h.kv_heads) * h.dim, n = h.tokens * token_stride;
+  const std::string key = "heads/" + std::to_string(n);
+  if (b.key != key) {
+    b = fused_buffers{};
+    pool() = buffers{};
+    b.sets = sets_for(n * sizeof(T));
+    b.dram = dram_resident(n * sizeof(T));
+    for (std::size_t k = 0; k < b.sets; ++k) {
+      b.x.push_back(alloc_block(n * sizeof(T)));
+      fill<T>(b.x.back().get(), n, -2.0f, 2.0f, 1 + k);
+    }
+    b.gamma = alloc_block(h.dim * sizeof(T));
+    fill<T>(b.gamma.get(), h.dim, 0.5f, 1.5f, 101);
+    b.key = key;
+  }
+  if (normkit::set_isa(isa_of(p)) != normkit::status::ok) {
+    st.SkipWithError("ISA not available");
+    return;
+  }
+  const auto* gamma = reinterpret_cast<const T*>(b.gamma.get());
+  std::size_t k = 0;
+  for (auto _ : st) {
+    auto* qkv = reinterpret_cast<T*>(b.x[k].get());
+    bool ok = true;
+    if (per_token) {
+      for (std::size_t t = 0; t < h.tokens && ok; ++t) {
+        T* q = qkv + t * token_stride;
+        ok = normkit::rms_norm<normkit::llama>(static_cast<const T*>(q), gamma, q, h.heads, h.dim, 1e-6f,
+                                               h.dim, h.dim) == normkit::status::ok;
+      }
+    } else {
+      ok = normkit::rms_norm_heads<normkit::llama>(qkv, gamma, h.tokens, h.heads, h.dim, 1e-6f, token_stride,
+                                                   h.dim) == normkit::status::ok;
+    }
+    if (!ok) {
+      st.SkipWithError("normkit returned an error status");
+      break;
+    }
+    benchmark::DoNotOptimize(qkv);
+    benchmark::ClobberMemory();
+    if (++k == b.sets)
+      k = 0;
+  }
+  const buffers stats_view{b.key, b.sets, b.dram, {}, {}, {}, {}};
+  set_counters(st, h.tokens * h.heads * h.dim * 2 * sizeof(T) + h.dim * sizeof(T), h.tokens * h.heads,
+               stats_view);
+}
+
+template <class Policy, class Res, class W, class Out>
+void register_add_norm(const char* preset, const std::vector<path>& paths) {
+  for (shape s : {shape{1, 4096}, shape{64, 4096}, shape{4096, 4096}}) {
+    const std::string base = std::string("AddRmsNorm/") + preset + "/" + dtype_name<Res, W, Out>() + tail(s);
+    for (path p : paths) {
+      if (!is_isa(p) || p == path::scalar)
+        continue;
+      benchmark::RegisterBenchmark((base + path_name(p)).c_str(), [p, s](benchmark::State& st) {
+        bm_add_norm<Policy, Res, W, Out>(st, p, fused_path::fused, s);
+      });
+      benchmark::RegisterBenchmark((base + path_name(p) + "/unfused").c_str(), [p, s](benchmark::State& st) {
+        bm_add_norm<Policy, Res, W, Out>(st, p, fused_path::unfused, s);
+      });
+    }
+    benchmark::RegisterBenchmark((base + "naive").c_str(), [s](benchmark::State& st) {
+      bm_add_norm<Policy, Res, W, Out>(st, path::naive, fused_path::naive, s);
+    });
+  }
+}
+
+void register_fused(const std::vector<path>& paths) {
+  register_add_norm<normkit::llama, bf16, bf16, bf16>("llama", paths);
+  register_add_norm<normkit::flashinfer, bf16, bf16, bf16>("flashinfer", paths);
+  register_add_norm<normkit::pytorch, float, float, float>("pytorch", paths);
+  const head_shape h{4096, 32, 8, 128};
+  for (path p : paths) {
+    if (!is_isa(p) || p == path::scalar)
+      continue;
+    const std::string base =
+        "HeadRmsNorm/llama/bf16/tokens:4096/heads:32/dim:128/isa:" + std::string(path_name(p));
+    benchmark::RegisterBenchmark(base.c_str(),
+                                 [p, h](benchmark::State& st) { bm_heads<bf16>(st, p, false, h); });
+    benchmark::RegisterBenchmark((base + "/per_token").c_str(),
+                                 [p, h](benchmark::State& st) { bm_heads<bf16>(st, p, true, h); });
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -495,6 +680,7 @@ int main(int argc, char** argv) {
   register_dtype<bf16, bf16, bf16>(paths);
   register_dtype<bf16, float, bf16>(paths);
   register_dtype<fp16, fp16, fp16>(paths);
+  register_fused(paths);
 
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
