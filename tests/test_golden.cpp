@@ -15,26 +15,31 @@
 //   LayerNorm: the frameworks' elementwise arithmetic is not the shifted two-pass; the test
 //     checks the rounding convention and that every larger difference is the framework's error.
 //
+// The fused residual add (add_rms_norm / add_layer_norm) against HF decoder layers: the layer's
+// own `residual + hidden_states` and post-attention norm; the stored residual must be bit-exact,
+// y as for the plain norms (FusedAddMatchesFrameworkDecoderLayers below).
+//
 // File format (tests/golden/README.md): "NKGOLD01", u32 header length, "key: value" text lines,
-// then per case u32 rows, u32 cols, u32 eps bits, u32 flags (1 gamma, 2 beta), x, [gamma], [beta],
-// y, all little-endian. The data directory is found next to this source file (__FILE__), or in
-// $NORMKIT_GOLDEN_DIR.
+// then per case u32 rows, u32 cols, u32 eps bits, u32 flags (1 gamma, 2 beta, 4 residual), x,
+// [residual before the add], [gamma], [beta], y, [residual after the add], all little-endian. The data
+// directory is found next to this source file (__FILE__), or in $NORMKIT_GOLDEN_DIR.
 #include "support.hpp"
 
-#include <algorithm>   // std::max, std::sort
-#include <cmath>       // std::isnan
-#include <cstdint>     // std::uint8_t, std::uint16_t, std::uint32_t, std::int64_t
-#include <cstdio>      // std::printf
-#include <cstdlib>     // std::getenv
-#include <cstring>     // std::memcpy
-#include <filesystem>  // std::filesystem::directory_iterator
-#include <fstream>     // std::ifstream
-#include <iterator>    // std::istreambuf_iterator
-#include <limits>      // std::numeric_limits
-#include <map>         // std::map
-#include <set>         // std::set
-#include <string>      // std::string
-#include <vector>      // std::vector
+#include <algorithm>    // std::max, std::sort
+#include <cmath>        // std::isnan, std::isfinite
+#include <cstdint>      // std::uint8_t, std::uint16_t, std::uint32_t, std::int64_t
+#include <cstdio>       // std::printf
+#include <cstdlib>      // std::getenv
+#include <cstring>      // std::memcpy
+#include <filesystem>   // std::filesystem::directory_iterator
+#include <fstream>      // std::ifstream
+#include <iterator>     // std::istreambuf_iterator
+#include <limits>       // std::numeric_limits
+#include <map>          // std::map
+#include <set>          // std::set
+#include <string>       // std::string
+#include <type_traits>  // std::is_same
+#include <vector>       // std::vector
 
 namespace {
 
@@ -84,8 +89,9 @@ bool parse_dtype(const std::string& s, dtype& t) {
 struct golden_case {
   std::uint32_t rows = 0, cols = 0;
   float eps = 0.0f;
-  std::vector<std::uint8_t> x, gamma, beta, y;  // raw little-endian storage bytes
-  bool has_gamma = false, has_beta = false;
+  std::vector<std::uint8_t> x, gamma, beta, y;       // raw little-endian storage bytes
+  std::vector<std::uint8_t> residual, residual_out;  // fused add (flag 4): before / after, type `in`
+  bool has_gamma = false, has_beta = false, has_residual = false;
 };
 
 struct golden_file {
@@ -143,6 +149,7 @@ std::string load(const std::string& path, golden_file& f) {
     const std::uint32_t flags = read_u32(b, at);
     gc.has_gamma = (flags & 1u) != 0;
     gc.has_beta = (flags & 2u) != 0;
+    gc.has_residual = (flags & 4u) != 0;
     const std::size_t elems = static_cast<std::size_t>(gc.rows) * gc.cols;
     auto take = [&](std::vector<std::uint8_t>& dst, std::size_t bytes) {
       if (at + bytes > b.size())
@@ -154,12 +161,16 @@ std::string load(const std::string& path, golden_file& f) {
     };
     if (!take(gc.x, elems * size_of(f.in)))
       return path + ": truncated x";
+    if (gc.has_residual && !take(gc.residual, elems * size_of(f.in)))
+      return path + ": truncated residual";
     if (gc.has_gamma && !take(gc.gamma, gc.cols * size_of(f.w)))
       return path + ": truncated gamma";
     if (gc.has_beta && !take(gc.beta, gc.cols * size_of(f.w)))
       return path + ": truncated beta";
     if (!take(gc.y, elems * size_of(f.out)))
       return path + ": truncated y";
+    if (gc.has_residual && !take(gc.residual_out, elems * size_of(f.in)))
+      return path + ": truncated residual after the add";
     f.cases.push_back(std::move(gc));
   }
   if (at != b.size())
@@ -266,6 +277,16 @@ stats compare(const std::vector<Out>& got, const std::vector<Out>& want, dtype t
 // ---- Running a policy on a file's cases, with the file's types.
 enum class op { rms_norm, layer_norm };
 
+// The unit of column i: 2^-p * (|g_i| + |b_i|), g_i the effective gain.
+template <class Policy, class W>
+double unit_at(const W* gp, const W* bp, std::size_t i, dtype out) {
+  double gi = gp ? static_cast<double>(normkit::to_float(gp[i])) : 1.0;
+  if (gp && Policy::gain == gain_mode::plus_one)
+    gi += 1.0;
+  const double bi = bp ? static_cast<double>(normkit::to_float(bp[i])) : 0.0;
+  return std::ldexp(std::fabs(gi) + std::fabs(bi), -mantissa_bits(out));
+}
+
 template <op O, class Policy, class In, class W, class Out>
 stats run_typed(const golden_file& f) {
   stats total;
@@ -291,13 +312,8 @@ stats run_typed(const golden_file& f) {
       else
         normkit::oracle::layer_norm_row<Policy>(x.data() + r * c.cols, gp, bp, o.data() + r * c.cols, c.cols,
                                                 c.eps);
-      for (std::size_t i = 0; i < c.cols; ++i) {
-        double gi = gp ? static_cast<double>(normkit::to_float(gp[i])) : 1.0;
-        if (gp && Policy::gain == gain_mode::plus_one)
-          gi += 1.0;
-        const double bi = bp ? static_cast<double>(normkit::to_float(bp[i])) : 0.0;
-        unit[r * c.cols + i] = std::ldexp(std::fabs(gi) + std::fabs(bi), -mantissa_bits(f.out));
-      }
+      for (std::size_t i = 0; i < c.cols; ++i)
+        unit[r * c.cols + i] = unit_at<Policy>(gp, bp, i, f.out);
     }
     total.add(compare(y, as_vector<Out>(c.y), f.out, o, unit));
   }
@@ -457,6 +473,132 @@ void print_row(const golden_file& f, const char* preset, const stats& m, bool wi
               types_of(f.path).c_str(), preset, m.exact_pct(), fmt_ulp(m.max_ulp).c_str(), units, other_pct);
 }
 
+// ---- The fused residual add against HF decoder layers (format 2 files).
+//
+// Each case holds x (the sublayer output), the residual stream before the add, the norm's gains,
+// and what the layer produced: the residual after its `residual + hidden_states` in the storage
+// type, and y, its post-attention norm's output. normkit::add_rms_norm / add_layer_norm<preset> on
+// the same x and residual must store the framework's residual bit for bit (contract, fused
+// residual add: one fp32 add, round to nearest even), a NaN as a NaN (torch's vectorized fp32 ->
+// bf16 conversion writes 0xFFFF, normkit the canonical 0x7FC0; the table counts them), and give
+// y as the plain-norm files do: 16-bit y >= 99.9 % bit-exact (RMSNorm max 1 ulp), fp32 y within the
+// reduction-order noise (RMSNorm max 4 ulp and 8 units; LayerNorm no less accurate than the framework). Rows
+// whose stored residual holds a NaN or an Inf (each file's 3x64 case: a NaN in x, an add overflowing to +Inf)
+// are counted apart: normkit's y row is all canonical NaN (contract, non-finite rows); the framework's y
+// there is reported (HF's RMSNorms give NaN only at the Inf: the variance is Inf, rsqrt 0, and 0 * x
+// elsewhere).
+bool is_fused(const golden_file& f) {
+  const auto it = f.header.find("op");
+  return it != f.header.end() && it->second.rfind("add_", 0) == 0;
+}
+
+// "hf_llama_add.bf16-bf16-bf16": the file name without its directory and ".bin".
+std::string file_key(const std::string& path) {
+  const std::string name = path.substr(path.find_last_of("/\\") + 1);
+  return name.substr(0, name.rfind(".bin"));
+}
+
+struct add_stats {
+  std::size_t residual_n = 0, residual_equal = 0;  // stored residual: bit-equal, NaN by NaN-ness
+  std::size_t residual_nan_bits = 0;               // of those, NaNs whose bits differ
+  stats y;                                         // y over the rows whose residual is finite
+  std::size_t nonfinite_rows = 0, nk_nan_rows = 0, fw_nan_rows = 0;  // the other rows: all-NaN y
+};
+
+template <class T>
+bool canonical_nan(T v) {
+  return bits(v) == normkit::storage_traits<T>::canonical_nan;
+}
+
+template <op O, class Policy, class Res, class W, class Out>
+add_stats run_add(const golden_file& f) {
+  add_stats total;
+  for (const golden_case& c : f.cases) {
+    const auto x = as_vector<Res>(c.x);
+    auto res = as_vector<Res>(c.residual);
+    const auto g = as_vector<W>(c.gamma);
+    const auto b = as_vector<W>(c.beta);
+    const auto want_res = as_vector<Res>(c.residual_out);
+    const auto want_y = as_vector<Out>(c.y);
+    std::vector<Out> y(x.size());
+    const W* gp = c.has_gamma ? g.data() : nullptr;
+    const W* bp = c.has_beta ? b.data() : nullptr;
+    normkit::status st;
+    if constexpr (O == op::rms_norm)
+      st = normkit::add_rms_norm<Policy>(x.data(), res.data(), gp, y.data(), c.rows, c.cols, c.eps);
+    else
+      st = normkit::add_layer_norm<Policy>(x.data(), res.data(), gp, bp, y.data(), c.rows, c.cols, c.eps);
+    EXPECT_EQ(st, normkit::status::ok) << f.path;
+    total.residual_n += res.size();
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      const bool nan = std::isnan(normkit::to_float(res[i])) && std::isnan(normkit::to_float(want_res[i]));
+      total.residual_equal += bits(res[i]) == bits(want_res[i]) || nan ? 1u : 0u;
+      total.residual_nan_bits += nan && bits(res[i]) != bits(want_res[i]) ? 1u : 0u;
+    }
+    // y: the finite rows against the framework with the fp64 oracle of the norm over the stored
+    // residual; the non-finite rows by NaN-ness of the whole row.
+    std::vector<Out> got_f, want_f;
+    std::vector<double> o(c.cols), oracle_f, unit_f;
+    for (std::size_t r = 0; r < c.rows; ++r) {
+      const std::size_t at = r * c.cols;
+      bool finite = true;
+      for (std::size_t i = 0; i < c.cols; ++i)
+        finite = finite && std::isfinite(normkit::to_float(want_res[at + i]));
+      if (!finite) {
+        bool nk_nan = true, fw_nan = true;
+        for (std::size_t i = 0; i < c.cols; ++i) {
+          nk_nan = nk_nan && canonical_nan(y[at + i]);
+          fw_nan = fw_nan && std::isnan(normkit::to_float(want_y[at + i]));
+        }
+        ++total.nonfinite_rows;
+        total.nk_nan_rows += nk_nan ? 1u : 0u;
+        total.fw_nan_rows += fw_nan ? 1u : 0u;
+        continue;
+      }
+      if constexpr (O == op::rms_norm)
+        normkit::oracle::rms_norm_row<Policy>(res.data() + at, gp, o.data(), c.cols, c.eps);
+      else
+        normkit::oracle::layer_norm_row<Policy>(res.data() + at, gp, bp, o.data(), c.cols, c.eps);
+      for (std::size_t i = 0; i < c.cols; ++i) {
+        got_f.push_back(y[at + i]);
+        want_f.push_back(want_y[at + i]);
+        oracle_f.push_back(o[i]);
+        unit_f.push_back(unit_at<Policy>(gp, bp, i, f.out));
+      }
+    }
+    total.y.add(compare(got_f, want_f, f.out, oracle_f, unit_f));
+  }
+  return total;
+}
+
+struct fused_claim {
+  const char* preset;  // printed in the table
+  op kind;
+  add_stats (*match)(const golden_file&);     // the claimed preset (the stored residual is normed)
+  add_stats (*fp32_sum)(const golden_file&);  // fp32_sum_residual<preset> (FlashInfer's convention)
+  bool res_is_f32;                            // then both conventions are one function: nothing to tell apart
+};
+
+template <op O, class P, class Res, class W, class Out>
+fused_claim make_fused(const char* name) {
+  return {name, O, &run_add<O, P, Res, W, Out>, &run_add<O, normkit::fp32_sum_residual<P>, Res, W, Out>,
+          std::is_same<Res, float>::value};
+}
+
+// Keyed by file name: one claim per file, so only the type combinations the data has are built.
+const std::map<std::string, fused_claim>& fused_claims() {
+  static const std::map<std::string, fused_claim> c = {
+      {"hf_llama_add.bf16-bf16-bf16", make_fused<op::rms_norm, normkit::llama, bf16, bf16, bf16>("llama")},
+      {"hf_llama_add.f16-f16-f16", make_fused<op::rms_norm, normkit::llama, fp16, fp16, fp16>("llama")},
+      {"hf_llama_add.f32-f32-f32", make_fused<op::rms_norm, normkit::llama, float, float, float>("llama")},
+      {"hf_llama_add.bf16-f32-f32", make_fused<op::rms_norm, normkit::llama, bf16, float, float>("llama")},
+      {"hf_gemma_add.bf16-bf16-bf16", make_fused<op::rms_norm, normkit::gemma, bf16, bf16, bf16>("gemma")},
+      {"hf_stablelm_add.bf16-bf16-bf16",
+       make_fused<op::layer_norm, normkit::pytorch, bf16, bf16, bf16>("pytorch")},
+  };
+  return c;
+}
+
 class Golden : public ::testing::TestWithParam<isa> {};
 
 // The data is there (a fresh clone has it; a missing directory is a loud failure, not a skip).
@@ -464,18 +606,25 @@ TEST(GoldenData, IsPresentAndParses) {
   const auto files = golden_files();
   ASSERT_GE(files.size(), 50u) << "golden data missing in " << golden_dir()
                                << " (run from a source-tree build or set NORMKIT_GOLDEN_DIR)";
-  std::set<std::string> stems;
+  std::set<std::string> stems, fused_names;
   for (const auto& p : files) {
     golden_file f;
     const std::string err = load(p, f);
     ASSERT_TRUE(err.empty()) << err;
-    EXPECT_EQ(f.header["format"], "normkit-golden 1") << p;
+    // Format 2 = format 1 plus the residual arrays (flag 4), in every case of a fused-add file.
+    EXPECT_EQ(f.header["format"], is_fused(f) ? "normkit-golden 2" : "normkit-golden 1") << p;
     EXPECT_FALSE(f.cases.empty()) << p;
+    for (const golden_case& c : f.cases)
+      EXPECT_EQ(c.has_residual, is_fused(f)) << p;
     stems.insert(stem_of(p));
+    if (is_fused(f))
+      fused_names.insert(file_key(p));
   }
   // Every claimed module has data, so deleting a file cannot silently drop a claim.
   for (const auto& kv : claims())
     EXPECT_EQ(stems.count(kv.first), 1u) << "no golden file for " << kv.first;
+  for (const auto& kv : fused_claims())
+    EXPECT_EQ(fused_names.count(kv.first), 1u) << "no golden file for " << kv.first;
   EXPECT_EQ(stems.count("mldtypes_convert"), 1u);
 }
 
@@ -492,6 +641,8 @@ TEST_P(Golden, PresetsMatchFrameworkModules) {
     golden_file f;
     const std::string err = load(p, f);
     ASSERT_TRUE(err.empty()) << err;
+    if (is_fused(f))
+      continue;  // FusedAddMatchesFrameworkDecoderLayers
     const auto it = claims().find(stem);
     ASSERT_NE(it, claims().end()) << p << ": no claim for this module; add one to claims()";
     const claim& c = it->second;
@@ -577,6 +728,72 @@ TEST(GoldenData, Fp8ConversionsAwaitTheFp8Types) {
     EXPECT_EQ(f.cases[0].y.size(), f.cases[0].x.size() / 4);
   }
   GTEST_SKIP() << "normkit has no fp8 storage type yet; mldtypes_convert.*-e4m3fn/e5m2.bin are ready for it";
+}
+
+// The fused residual add: add_rms_norm / add_layer_norm<preset> against HF decoder layers (the
+// layer's own add and post-attention norm; see fused_claims above for what is asserted), then the
+// same preset normalizing the fp32 sum instead (fp32_sum_residual, FlashInfer's convention), which
+// must differ in >= 10 % of y where the residual is 16-bit: proof the data tells them apart.
+TEST_P(Golden, FusedAddMatchesFrameworkDecoderLayers) {
+  NORMKIT_USE_ISA(GetParam());
+  std::printf(
+      "| framework decoder layer | x-gamma-y | normkit | residual exact %% (NaNs, other bits) | y exact %% | "
+      "max "
+      "ulp | max units | >1 ulp (normkit farther) | normkit err | framework err | non-finite rows (normkit / "
+      "framework all-NaN) | fp32-sum y differs %% |\n");
+  std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
+  std::size_t checked = 0;
+  for (const auto& p : golden_files()) {
+    golden_file f;
+    const std::string err = load(p, f);
+    ASSERT_TRUE(err.empty()) << err;
+    if (!is_fused(f))
+      continue;
+    const std::string key = file_key(p);
+    const auto it = fused_claims().find(key);
+    ASSERT_NE(it, fused_claims().end()) << p << ": no claim for this file; add one to fused_claims()";
+    const fused_claim& c = it->second;
+    ASSERT_EQ(f.header["op"], c.kind == op::layer_norm ? "add_layer_norm" : "add_rms_norm") << p;
+    const add_stats m = c.match(f);
+    const add_stats sum = c.res_is_f32 ? add_stats{} : c.fp32_sum(f);
+    char other_pct[32] = "-";
+    if (!c.res_is_f32)
+      std::snprintf(other_pct, sizeof other_pct, "%.1f", sum.y.differ_pct());
+    const double res_pct =
+        m.residual_n ? 100.0 * static_cast<double>(m.residual_equal) / static_cast<double>(m.residual_n)
+                     : 0.0;
+    std::printf(
+        "| %s | %s | %s | %.2f (%zu) | %.2f | %s | %.2f | %zu (%zu) | %.2f | %.2f | %zu (%zu / %zu) | %s |\n",
+        f.header.at("label").c_str(), types_of(p).c_str(), c.preset, res_pct, m.residual_nan_bits,
+        m.y.exact_pct(), fmt_ulp(m.y.max_ulp).c_str(), m.y.max_units, m.y.far, m.y.far_nk_worse, m.y.nk_err,
+        m.y.fw_err, m.nonfinite_rows, m.nk_nan_rows, m.fw_nan_rows, other_pct);
+    const std::string what = key + " vs " + c.preset;
+    // contract, fused residual add: residual = Res(f(x) + f(residual)), one fp32 add, RNE.
+    EXPECT_EQ(m.residual_equal, m.residual_n) << what << ": stored residual differs from the framework's";
+    // The data's NaN row and overflow row are there, and normkit's y is canonical NaN in both
+    // (contract, non-finite rows); a NaN in x is not lost from the residual (bits above).
+    EXPECT_GE(m.nonfinite_rows, 2u) << what;
+    EXPECT_EQ(m.nk_nan_rows, m.nonfinite_rows) << what;
+    if (c.kind == op::rms_norm && f.out != dtype::f32) {
+      EXPECT_GE(m.y.exact_pct(), 99.9) << what;
+      EXPECT_LE(m.y.max_ulp, 1) << what;
+    } else if (c.kind == op::rms_norm) {
+      EXPECT_LE(m.y.max_ulp, 4) << what;
+      EXPECT_LE(m.y.max_units, 8.0) << what;
+    } else if (f.out != dtype::f32) {
+      EXPECT_GE(m.y.exact_pct(), 99.9) << what;
+      EXPECT_LE(m.y.max_units, 1.0) << what;
+      EXPECT_EQ(m.y.far_nk_worse, 0u) << what;
+    } else {
+      EXPECT_LE(m.y.nk_err, m.y.fw_err) << what << ": normkit less accurate than the framework";
+    }
+    if (!c.res_is_f32) {
+      EXPECT_GE(sum.y.differ_pct(), 10.0) << what << ": normalizing the fp32 sum is not told apart";
+      EXPECT_EQ(sum.residual_equal, sum.residual_n) << what << ": the fp32-sum mode stores the same residual";
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, fused_claims().size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, Golden, ::testing::ValuesIn(all_isas()), isa_param_name);

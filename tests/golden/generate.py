@@ -7,6 +7,8 @@ own function body) and ml_dtypes on fixed pseudo-random inputs and writes inputs
 and outputs to tests/data/golden/*.bin. tests/test_golden.cpp runs the matching normkit preset on
 the same inputs and compares bits. No weights are loaded from anywhere: each module is built
 directly (``LlamaRMSNorm(cols, eps)`` etc.) and its weight is overwritten with the fixed gains.
+The fused residual add (ops add_rms_norm / add_layer_norm) runs whole HF decoder layers with
+their sublayers stubbed (see decoder_layer): the layer's own add and post-attention norm.
 
 Environments (exact versions; every file also records the versions it was made with)
 -------------------------------------------------------------------------------------
@@ -30,6 +32,8 @@ for byte (exit status 1 on any difference). A group refuses to run under other p
 (``--any-version`` overrides, for exploring; never commit such files). Results were produced on an
 x86-64 CPU where torch reports CPU capability AVX2 (recorded per file): torch's and ORT's fp32
 reduction order can depend on the SIMD width, so rerunning elsewhere may change a few fp32 bits.
+On an AVX-512 host run with ATEN_CPU_CAPABILITY=avx2 (the header records the capability, so
+``--check`` needs it; the env A torch/HF payloads were also measured identical under AVX512).
 
 Debian's python3-torch (1.13) is not used: it has no nn.RMSNorm, no LayerNorm(bias=False), no
 fp16 or mixed-dtype LayerNorm on CPU, and its bf16 LayerNorm is a different (less accurate)
@@ -54,6 +58,9 @@ File format (little-endian), documented in tests/golden/README.md
     y      rows*cols elements of `out`
   Element types: f32 (4 bytes IEEE), bf16, f16 (2 bytes, raw bits), e4m3fn, e5m2 (1 byte).
   For op "convert": one record with rows = 1, eps = 0, flags = 0: y = out(x) elementwise.
+  Format 2 (ops add_rms_norm, add_layer_norm; header "format: normkit-golden 2") adds flag bit 2:
+  the record then also holds the residual stream before the add (rows*cols of `in`, right after
+  x) and after it (rows*cols of `in`, after y). Format-1 files are unchanged.
 """
 
 from __future__ import annotations
@@ -75,6 +82,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data" / "golden"
 MAGIC = b"NKGOLD01"
 FORMAT_VERSION = 1
+FORMAT_VERSION_RESIDUAL = 2  # the fused-add files: flag bit 2, residual before and after the add
 
 # Exact versions each group was produced with. A group refuses to run under others.
 PINS = {
@@ -102,6 +110,11 @@ SMALL = [
 # Qwen3 q_norm / k_norm: Qwen3RMSNorm(head_dim=128) over a [batch, seq, heads, head_dim] tensor.
 QNORM = [((1, 3, 16, 128), 1e-6), ((1, 17, 4, 128), 1e-6), ((2, 1, 8, 128), 1e-5)]
 NAN_CASE = (3, 64, 1e-6)  # row 1 holds one NaN: the whole row must come out NaN
+# Fused-add files: the same shape, row 1 with a NaN in x (the sublayer output; it must reach the
+# residual stream) and row 2 with one column where x + residual overflows the storage type to
+# +Inf: 1.5 * 2^127 twice overflows fp32 itself (bf16, f32), 1.5 * 2^15 twice = 98304 is finite in
+# fp32 and rounds to +Inf in f16.
+ADD_BIG = {"bf16": 1.5 * 2.0**127, "f32": 1.5 * 2.0**127, "f16": 1.5 * 2.0**15}
 
 # Per-row (mean, sigma) cycle: unit rows, tiny rows where eps matters (ms ~ 1e-6), large rows,
 # and offset rows where LayerNorm's mean subtraction cancels.
@@ -120,13 +133,15 @@ class Case:
     beta: np.ndarray | None
     y_bytes: bytes = b""
     shape: tuple = ()  # the tensor shape the module was called with (rows*cols elements)
+    residual: np.ndarray | None = None  # fused add: the residual stream before the add
+    res_bytes: bytes = b""  # fused add: the residual stream after the add, as the framework stored it
 
 
 @dataclass
 class Spec:
     name: str
     group: str
-    op: str  # rms_norm | layer_norm | convert
+    op: str  # rms_norm | layer_norm | convert | add_rms_norm | add_layer_norm
     module: str
     call: str
     in_t: str
@@ -208,6 +223,39 @@ def make_cases(spec: Spec) -> list[Case]:
     return cases
 
 
+def make_add_cases(spec: Spec) -> list[Case]:
+    """Fused-add inputs: the residual stream cycles through ROW_STATS as x does in make_cases; x
+    (the sublayer output) is N(0, (sigma / 2)^2) per row, of the same scale class, so the add
+    rounds in most elements and the stored residual differs from the fp32 sum."""
+    seed = zlib.crc32(spec.filename.encode())
+    table = FULL if spec.shapes == "full" else SMALL
+    shapes = list(table) + [NAN_CASE]
+    cases = []
+    for idx, (rows, cols, eps) in enumerate(shapes):
+        rng = np.random.default_rng([seed, idx])
+        res = np.empty((rows, cols), dtype=np.float64)
+        x = np.empty((rows, cols), dtype=np.float64)
+        for r in range(rows):
+            mean, sigma = ROW_STATS[r % len(ROW_STATS)]
+            res[r] = mean + sigma * rng.standard_normal(cols)
+            x[r] = 0.5 * sigma * rng.standard_normal(cols)
+        res = round_to(res.astype(np.float32), spec.in_t)
+        x = round_to(x.astype(np.float32), spec.in_t)
+        if idx == len(shapes) - 1:  # NAN_CASE: row 1 a NaN in x, row 2 an add overflowing to +Inf
+            x[1, cols // 3] = np.float32("nan")
+            x[2, cols // 2] = res[2, cols // 2] = np.float32(ADD_BIG[spec.in_t])
+        gamma = beta = None
+        if spec.gamma == "plain":
+            gamma = round_to((1.0 + 0.25 * rng.standard_normal(cols)).astype(np.float32), spec.w_t)
+        elif spec.gamma == "offset":
+            gamma = round_to((0.25 * rng.standard_normal(cols)).astype(np.float32), spec.w_t)
+        if spec.beta:
+            beta = round_to((0.2 * rng.standard_normal(cols)).astype(np.float32), spec.w_t)
+        cases.append(Case(rows, cols, eps, x.reshape(-1), gamma, beta, shape=(1, rows, cols),
+                          residual=res.reshape(-1)))
+    return cases
+
+
 # ---------------------------------------------------------------------------------------------
 # torch-based modules (HF transformers and torch.nn)
 
@@ -270,6 +318,60 @@ def torch_nn(cls: str, **kwargs):
         return getattr(torch_mod().nn, cls)(cols, eps=eps, **kwargs)
 
     return lambda spec, case: run_module(build, spec, case)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fused residual add: a real HF decoder layer's forward
+
+
+def decoder_layer(module_path: str, config_cls: str, layer_cls: str, eps_key: str):
+    """Runs the forward of an HF decoder layer (LlamaDecoderLayer, ...) as written: its own
+    `residual + hidden_states` in the storage dtype, then its own post-attention norm module. Only
+    the sublayers are replaced: self_attn returns the case's x (the sublayer output) and the MLP
+    returns zeros. Hooks on post_attention_layernorm record its input (the residual stream after
+    the add, the tensor the layer keeps as `residual`) and its output y. The layer is built on the
+    meta device (no projection weights are allocated), materialized, every parameter set to 1,
+    then the norm's weight (and bias) overwritten with the case's gains."""
+
+    def run(spec: Spec, case: Case) -> tuple[bytes, bytes]:
+        torch = torch_mod()
+        mod = importlib.import_module(module_path)
+        cfg = getattr(mod, config_cls)(hidden_size=case.cols, intermediate_size=1, num_attention_heads=1,
+                                       num_key_value_heads=1, **{eps_key: case.eps})
+        x = tensor(case.x, spec.in_t, case.shape)
+
+        class SelfAttention(torch.nn.Module):  # (attn_output, attn_weights, past_key_value)
+            def forward(self, hidden_states, **kwargs):
+                return x, None, None
+
+        class Mlp(torch.nn.Module):
+            def forward(self, hidden_states):
+                return torch.zeros_like(hidden_states)
+
+        with torch.device("meta"):
+            layer = getattr(mod, layer_cls)(cfg, layer_idx=0)
+        layer.self_attn, layer.mlp = SelfAttention(), Mlp()
+        wdt = getattr(torch, TORCH_DTYPE[spec.w_t])
+        layer = layer.to_empty(device="cpu").to(wdt).eval()
+        norm = layer.post_attention_layernorm
+        seen: dict[str, list] = {"residual": [], "y": []}
+        norm.register_forward_pre_hook(lambda m, args: seen["residual"].append(args[0].detach().clone()))
+        norm.register_forward_hook(lambda m, args, out: seen["y"].append(out.detach().clone()))
+        with torch.no_grad():
+            for p in layer.parameters():
+                p.fill_(1.0)
+            norm.weight.copy_(tensor(case.gamma, spec.w_t))
+            if case.beta is not None:
+                norm.bias.copy_(tensor(case.beta, spec.w_t))
+            assert all(p.dtype == wdt for p in norm.parameters())
+            assert norm.weight.shape == (case.cols,)
+            assert (case.beta is None) == (getattr(norm, "bias", None) is None)
+            assert getattr(norm, "variance_epsilon", getattr(norm, "eps", None)) == case.eps
+            layer(tensor(case.residual, spec.in_t, case.shape))
+        assert len(seen["residual"]) == 1 and len(seen["y"]) == 1, "post_attention_layernorm ran once"
+        return torch_out_bytes(seen["y"][0], spec.out_t), torch_out_bytes(seen["residual"][0], spec.in_t)
+
+    return run
 
 
 # ---------------------------------------------------------------------------------------------
@@ -518,6 +620,28 @@ def specs() -> list[Spec]:
             "LayerNormalization(X, scale[, B]; axis=-1, epsilon), opset 23 model, ORT CPU", t,
             ort_op("LayerNormalization", 17), beta=bias, shapes="small")
 
+    # --- The fused residual add: HF decoder layers (transformers 4.44.2) ----------------------
+    # `hidden_states = residual + hidden_states` (StableLM: `residual = residual + self_attn_output`)
+    # in the storage dtype, then post_attention_layernorm on that tensor.
+    for t, shp in (("bf16-bf16-bf16", "full"), ("f16-f16-f16", "small"), ("f32-f32-f32", "small"),
+                   ("bf16-f32-f32", "small")):
+        add("hf_llama_add", "hf444", "add_rms_norm", L444 + ".LlamaDecoderLayer",
+            "LlamaDecoderLayer(LlamaConfig(hidden_size=cols, rms_norm_eps=eps)).to(w); layer(residual), "
+            "self_attn returning x: its `residual + hidden_states` and post_attention_layernorm", t,
+            decoder_layer(L444, "LlamaConfig", "LlamaDecoderLayer", "rms_norm_eps"), shapes=shp)
+    add("hf_gemma_add", "hf444", "add_rms_norm", gemma + ".GemmaDecoderLayer",
+        "GemmaDecoderLayer(GemmaConfig(hidden_size=cols, rms_norm_eps=eps)).to(w); layer(residual), "
+        "self_attn returning x: its `residual + hidden_states` and post_attention_layernorm (1 + weight)",
+        "bf16-bf16-bf16", decoder_layer(gemma, "GemmaConfig", "GemmaDecoderLayer", "rms_norm_eps"),
+        gamma="offset", shapes="small")
+    stablelm = "transformers.models.stablelm.modeling_stablelm"
+    add("hf_stablelm_add", "hf444", "add_layer_norm", stablelm + ".StableLmDecoderLayer",
+        "StableLmDecoderLayer(StableLmConfig(hidden_size=cols, layer_norm_eps=eps)).to(w); layer(residual), "
+        "self_attn returning x: its `residual = residual + self_attn_output` and post_attention_layernorm "
+        "(torch.nn.LayerNorm with bias)",
+        "bf16-bf16-bf16", decoder_layer(stablelm, "StableLmConfig", "StableLmDecoderLayer", "layer_norm_eps"),
+        beta=True, shapes="small")
+
     # --- ml_dtypes / numpy conversions ------------------------------------------------------
     for out, mod in (("bf16", "ml_dtypes.bfloat16"), ("e4m3fn", "ml_dtypes.float8_e4m3fn"),
                      ("e5m2", "ml_dtypes.float8_e5m2"), ("f16", "numpy.float16")):
@@ -541,6 +665,9 @@ LABELS = {
     "torch_rmsnorm": "torch.nn.RMSNorm", "torch_rmsnorm_noaffine": "torch.nn.RMSNorm elementwise_affine=False",
     "ort_rmsnorm": "ORT RMSNormalization kernel", "onnx_rmsnorm_body": "ONNX RMSNormalization-23 body",
     "ort_layernorm": "ORT LayerNormalization kernel", "ort_layernorm_nobias": "ORT LayerNormalization kernel, no B",
+    "hf_llama_add": "HF LlamaDecoderLayer add + LlamaRMSNorm",
+    "hf_gemma_add": "HF GemmaDecoderLayer add + GemmaRMSNorm",
+    "hf_stablelm_add": "HF StableLmDecoderLayer add + nn.LayerNorm",
 }
 LABEL_PACKAGE = {"hf444": "transformers", "hf457": "transformers", "torch": "torch", "mldtypes": None}
 
@@ -574,17 +701,24 @@ def check_pins(group: str, any_version: bool) -> None:
 
 
 def render(spec: Spec) -> bytes:
+    fused = spec.op.startswith("add_")
     if spec.shapes == "convert":
         x = convert_inputs()
         cases = [Case(1, x.size, 0.0, x, None, None, shape=(x.size,))]
+    elif fused:
+        cases = make_add_cases(spec)
     else:
         cases = make_cases(spec)
     for c in cases:
-        c.y_bytes = spec.run(spec, c)
+        if fused:
+            c.y_bytes, c.res_bytes = spec.run(spec, c)
+            assert len(c.res_bytes) == c.rows * c.cols * DTYPE_SIZE[spec.in_t]
+        else:
+            c.y_bytes = spec.run(spec, c)
         assert len(c.y_bytes) == c.rows * c.cols * DTYPE_SIZE[spec.out_t]
     vers = versions(spec.group)
     header = {
-        "format": f"normkit-golden {FORMAT_VERSION}",
+        "format": f"normkit-golden {FORMAT_VERSION_RESIDUAL if fused else FORMAT_VERSION}",
         "name": spec.filename,
         "op": spec.op,
         "module": spec.module,
@@ -606,17 +740,22 @@ def render(spec: Spec) -> bytes:
     out = bytearray(MAGIC + struct.pack("<I", len(text)) + text)
     for c in cases:
         flags = (1 if c.gamma is not None else 0) | (2 if c.beta is not None else 0)
+        flags |= 4 if fused else 0
         eps_bits = struct.unpack("<I", struct.pack("<f", c.eps))[0]
         out += struct.pack("<IIII", c.rows, c.cols, eps_bits, flags)
         if spec.op == "convert":
             out += c.x.astype("<f4").tobytes()
         else:
             out += raw_bytes(c.x, spec.in_t)
+        if fused:
+            out += raw_bytes(c.residual, spec.in_t)
         if c.gamma is not None:
             out += raw_bytes(c.gamma, spec.w_t)
         if c.beta is not None:
             out += raw_bytes(c.beta, spec.w_t)
         out += c.y_bytes
+        if fused:
+            out += c.res_bytes
     return bytes(out)
 
 
