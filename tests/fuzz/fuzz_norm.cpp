@@ -28,7 +28,8 @@
 #include "values.hpp"
 
 // Every op of the library's op list (include/normkit/ops/list.hpp) has a fuzz harness: rms_norm
-// and layer_norm here, convert in fuzz_convert.cpp. An op added to the list fails this build until
+// and layer_norm here, convert in fuzz_convert.cpp, residual_add (with the fused ops it starts)
+// in fuzz_add_norm.cpp. An op added to the list fails this build until
 // a harness covers it and it is named here.
 namespace fuzz_coverage {
 namespace nd = normkit::detail;
