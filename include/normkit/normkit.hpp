@@ -12,13 +12,16 @@
 // exceptions, no global state beyond the ISA choice (dispatch.hpp).
 #pragma once
 
+#include "backward_reduce.hpp"
 #include "convert.hpp"
 #include "dispatch.hpp"
 #include "fp8.hpp"
 #include "layer_norm.hpp"
+#include "layer_norm_backward.hpp"
 #include "policy.hpp"
 #include "reference.hpp"
 #include "rms_norm.hpp"
+#include "rms_norm_backward.hpp"
 #include "status.hpp"
 #include "types.hpp"
 #include "version.hpp"

@@ -7,13 +7,17 @@
 #include "../core/type_list.hpp"
 #include "convert.hpp"
 #include "layer_norm.hpp"
+#include "layer_norm_backward.hpp"
+#include "norm_stats.hpp"
 #include "rms_norm.hpp"
+#include "rms_norm_backward.hpp"
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
-using ops = type_list<rms_norm_op, layer_norm_op, convert_op>;
+using ops = type_list<rms_norm_op, layer_norm_op, convert_op, norm_stats_op, rms_norm_backward_op,
+                      layer_norm_backward_op>;
 
 }  // namespace detail
 }  // namespace NORMKIT_ABI_NAMESPACE

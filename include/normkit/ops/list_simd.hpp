@@ -4,6 +4,9 @@
 #pragma once
 
 #include "convert_simd.hpp"
+#include "layer_norm_backward_simd.hpp"
 #include "layer_norm_simd.hpp"
 #include "list.hpp"
+#include "norm_stats_simd.hpp"
+#include "rms_norm_backward_simd.hpp"
 #include "rms_norm_simd.hpp"

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+// normkit: the folded backward call -- the backward op run block by block (64 rows) into partial
+// rows, folded in the contract's fixed tree as they come (core/backward.hpp, grad_tree), so one
+// call gives the bits of the partial / reduce pair on any split at block boundaries. Also
+// backward_reduce's column-tiled fold, and the forward variants' run: statistics, then the plain
+// norm, over row chunks whose input is still cached for the second pass.
+#pragma once
+
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
+#include <cstddef>      // std::size_t
+#include <cstring>      // std::memcpy
+#include <memory>       // std::unique_ptr
+#include <new>          // std::nothrow
+#include <type_traits>  // std::is_same
+
+#include "../core/abi.hpp"
+#include "../core/backward.hpp"
+#include "../core/math.hpp"
+#include "../core/status.hpp"
+#include "../core/validate.hpp"
+#include "../ops/list.hpp"
+#include "run.hpp"
+
+namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
+namespace impl {
+using namespace ::normkit::detail;
+
+// The dispatched path, or (Ref) the scalar reference: the bits.
+template <class Op, class Policy, bool Ref, class... Ts>
+void run_path(const typename Op::template args<Ts...>& a) {
+  if constexpr (Ref)
+    Op::template reference<Policy, Ts...>(a);
+  else
+    run<Op, Policy, Ts...>(a);
+}
+
+// Columns per tile of the stack-only folds: a tree of up to 2^64 blocks in 65 x 64 floats.
+constexpr std::size_t grad_tile = 64;
+
+// contract: the tree fold of `blocks` partial rows (blocks x cols, contiguous) into out (cols).
+inline void fold_partials(const float* partials, std::size_t blocks, std::size_t cols, float* out) {
+  for (std::size_t c0 = 0; c0 < cols; c0 += grad_tile) {
+    const std::size_t nc = min_of(grad_tile, cols - c0);
+    float slots[66 * grad_tile];
+    grad_tree t{slots, nc};
+    for (std::size_t b = 0; b < blocks; ++b) {
+      std::memcpy(t.next(), partials + b * cols + c0, nc * sizeof(float));
+      t.push();
+    }
+    std::memcpy(out + c0, t.finish(), nc * sizeof(float));
+  }
+}
+
+template <class Op, class A>
+A block_args(const A& a, std::size_t r0, std::size_t n) {
+  A b = a;
+  b.dy = a.dy + r0 * a.dy_stride;
+  b.x = a.x + r0 * a.x_stride;
+  b.dx = a.dx + r0 * a.dx_stride;
+  b.rstd = a.rstd + r0;
+  if constexpr (Op::centered)
+    b.mean = a.mean + r0;
+  b.rows = n;
+  return b;
+}
+
+template <class Op, class A>
+float* dbeta_of(const A& a) {
+  if constexpr (Op::centered)
+    return a.dbeta;
+  else
+    return nullptr;
+}
+
+// The column-tiled fold for a call that could not allocate its partial rows: dx first (no
+// partials), then each tile of columns block by block -- the same bits, one more read of dy and x.
+template <class Op, class Policy, bool Ref, class T, class W>
+void backward_without_scratch(const typename Op::template args<T, W>& a, float* dgamma, float* dbeta) {
+  typename Op::template args<T, W> b = a;
+  b.dgamma = nullptr;
+  if constexpr (Op::centered)
+    b.dbeta = nullptr;
+  run_path<Op, Policy, Ref, T, W>(b);
+  const float* mean = nullptr;
+  if constexpr (Op::centered)
+    mean = a.mean;
+  const std::size_t blocks = grad_blocks(a.rows);
+  for (std::size_t c0 = 0; c0 < a.cols; c0 += grad_tile) {
+    const std::size_t nc = min_of(grad_tile, a.cols - c0);
+    float gs[66 * grad_tile], bs[66 * grad_tile];
+    grad_tree tg{gs, nc}, tb{bs, nc};
+    for (std::size_t k = 0; k < blocks; ++k) {
+      const std::size_t r0 = k * grad_block_rows, n = min_of(grad_block_rows, a.rows - r0);
+      normkit::reference::grad_block_columns<Op::centered>(
+          a.dy + r0 * a.dy_stride, a.x + r0 * a.x_stride, a.rstd + r0, mean ? mean + r0 : nullptr, n, c0, nc,
+          a.dy_stride, a.x_stride, dgamma ? tg.next() : nullptr, dbeta ? tb.next() : nullptr);
+      if (dgamma)
+        tg.push();
+      if (dbeta)
+        tb.push();
+    }
+    if (dgamma)
+      std::memcpy(dgamma + c0, tg.finish(), nc * sizeof(float));
+    if (dbeta)
+      std::memcpy(dbeta + c0, tb.finish(), nc * sizeof(float));
+  }
+}
+
+// A folded backward call (Ref: on the reference path): validation (the parameter gradients are 1 x cols),
+// then the blocks. Zero rows give dgamma = dbeta = +0 (the sum of nothing); zero columns touch nothing.
+template <class Op, class Policy, bool Ref, class T, class W>
+status backward_call(const typename Op::template args<T, W>& a) {
+  if (const status st = Op::check(a, 1); st != status::ok || a.cols == 0)
+    return st;
+  float* const dgamma = a.dgamma;
+  float* const dbeta = dbeta_of<Op>(a);
+  float* const outs[] = {dgamma, dbeta};
+  if (a.rows == 0) {
+    for (float* o : outs)
+      if (o)
+        for (std::size_t i = 0; i < a.cols; ++i)
+          o[i] = 0.0f;
+    return status::ok;
+  }
+  if (!dgamma && !dbeta) {
+    run_path<Op, Policy, Ref, T, W>(a);
+    return status::ok;
+  }
+  const std::size_t blocks = grad_blocks(a.rows), depth = grad_tree::depth(blocks);
+  const std::size_t n_out = (dgamma ? 1 : 0) + (dbeta ? 1 : 0);
+  const std::unique_ptr<float[]> scratch(new (std::nothrow) float[n_out * depth * a.cols]);
+  if (!scratch) {
+    backward_without_scratch<Op, Policy, Ref, T, W>(a, dgamma, dbeta);
+    return status::ok;
+  }
+  grad_tree tg{scratch.get(), a.cols}, tb{scratch.get() + (dgamma ? depth * a.cols : 0), a.cols};
+  for (std::size_t k = 0; k < blocks; ++k) {
+    const std::size_t r0 = k * grad_block_rows;
+    typename Op::template args<T, W> b = block_args<Op>(a, r0, min_of(grad_block_rows, a.rows - r0));
+    b.dgamma = dgamma ? tg.next() : nullptr;
+    if constexpr (Op::centered)
+      b.dbeta = dbeta ? tb.next() : nullptr;
+    run_path<Op, Policy, Ref, T, W>(b);
+    if (dgamma)
+      tg.push();
+    if (dbeta)
+      tb.push();
+  }
+  if (dgamma)
+    std::memcpy(dgamma, tg.finish(), a.cols * sizeof(float));
+  if (dbeta)
+    std::memcpy(dbeta, tb.finish(), a.cols * sizeof(float));
+  return status::ok;
+}
+
+// Rows per chunk of a forward variant: the statistics pass leaves them in L2 for the norm pass.
+constexpr std::size_t fwd_chunk_bytes = std::size_t(256) << 10;
+
+// A forward variant: the checks of the plain op plus the statistics' buffers, then per chunk of
+// rows the statistics (norm_stats_op) and the plain norm (Norm), in that order (y may be x).
+template <class Norm, class Policy, bool Ref, class In, class W, class Out>
+status forward_with_stats(const typename Norm::template args<In, W, Out>& a, float* mean, float* rstd) {
+  if (const status st = check_norm_scalars(a.eps, a.cols, a.x_stride, a.y_stride); st != status::ok)
+    return st;
+  if (a.rows == 0 || a.cols == 0)
+    return status::ok;
+  const W* beta = nullptr;
+  if constexpr (std::is_same<Norm, layer_norm_op>::value)
+    beta = a.beta;
+  const operand in[] = {operand_of(a.x, a.rows, a.cols, a.x_stride),
+                        operand_of(a.gamma, 1, a.cols, a.cols, true),
+                        operand_of(beta, 1, a.cols, a.cols, true)};
+  const operand out[] = {operand_of(a.y, a.rows, a.cols, a.y_stride), operand_of(rstd, 1, a.rows, a.rows),
+                         operand_of(mean, 1, a.rows, a.rows, !std::is_same<Norm, layer_norm_op>::value)};
+  if (const status st = check_operands(in, out, {0, -1, -1}); st != status::ok)
+    return st;
+  const std::size_t chunk = max_of<std::size_t>(1, fwd_chunk_bytes / (a.cols * sizeof(In)));
+  for (std::size_t r0 = 0; r0 < a.rows; r0 += chunk) {
+    const std::size_t n = min_of(chunk, a.rows - r0);
+    run_path<norm_stats_op, Policy, Ref, In>(
+        {a.x + r0 * a.x_stride, rstd + r0, mean ? mean + r0 : nullptr, n, a.cols, a.eps, a.x_stride});
+    typename Norm::template args<In, W, Out> c = a;
+    c.x = a.x + r0 * a.x_stride;
+    c.y = a.y + r0 * a.y_stride;
+    c.rows = n;
+    run_path<Norm, Policy, Ref, In, W, Out>(c);
+  }
+  return status::ok;
+}
+
+}  // namespace impl
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit
+
+#include "../core/fp_precise_end.hpp"
