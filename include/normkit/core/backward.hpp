@@ -98,47 +98,59 @@ struct grad_tree {
 
 namespace reference {
 
+// contract (LayerNorm backward): m = csum(f(x_i) - K) / float(d) with K the saved mean: what is
+// left of the row's mean after K, so that (f(x_i) - K) - m is as accurate as the forward's
+// centred value even where K + m was rounded at the scale of a large mean.
+template <class T>
+float recentred_mean(const T* x, std::size_t cols, float mean) {
+  float p[detail::canonical_lanes] = {};
+  for (std::size_t i = 0; i < cols; ++i)
+    p[i % detail::canonical_lanes] = p[i % detail::canonical_lanes] + (to_float(x[i]) - mean);
+  return detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) / static_cast<float>(cols);
+}
+
 // One row of the backward pass (docs/contract.md, "Backward"); Centered: LayerNorm.
-//   n_i = f(x_i) * rstd  or  (f(x_i) - mean) * rstd;  t_i = f(dy_i) * g_i;
-//   b = csum(t_i * n_i) / d (fma into partials);  a = csum(t_i) / d (LayerNorm);
-//   dx_i = T(fma(-n_i, b, t_i [- a]) * rstd);  pg_i = fma(f(dy_i), n_i, pg_i);  pb_i = pb_i + f(dy_i).
+//   n_i = f(x_i) * rstd  or  ((f(x_i) - K) - m) * rstd, K = mean, m = csum(f(x_i) - K) / d;
+//   t_i = f(dy_i) * g_i;
+//   b = csum(t_i * n_i) / d;  a = csum(t_i) / d (LayerNorm), both with fma into the partials;
+//   dx_i = T(fma(-n_i, b, u_i) * rstd), u_i = fma(f(dy_i), g_i, -a) (LayerNorm) or t_i;
+//   pg_i = fma(f(dy_i), n_i, pg_i);  pb_i = pb_i + f(dy_i).
 // pg / pb (the block partials) may be null.
 template <class Knobs, bool Centered, class T, class W>
 void backward_row(const T* dy, const T* x, const W* gamma, float rstd, float mean, T* dx, float* pg,
                   float* pb, std::size_t cols) {
   constexpr std::size_t K = detail::canonical_lanes;
+  // contract (LayerNorm): K = mean; m = csum(f(x_i) - K) / d, re-centring on the saved mean.
+  const float m = Centered ? recentred_mean(x, cols, mean) : 0.0f;
   auto normalized = [&](std::size_t i) {
     if constexpr (Centered)
-      return (to_float(x[i]) - mean) * rstd;  // contract: n_i = (f(x_i) - mean) * rstd
+      return ((to_float(x[i]) - mean) - m) * rstd;  // contract: n_i = ((f(x_i) - K) - m) * rstd
     else
       return to_float(x[i]) * rstd;  // contract: n_i = f(x_i) * rstd
   };
   // contract: t_i = f(dy_i) * g_i; g_i = f(gamma_i), 1 + f(gamma_i) (offset), 1 without gamma.
-  auto scaled = [&](std::size_t i) {
-    const float g = gamma ? detail::gain_value<Knobs>(to_float(gamma[i])) : 1.0f;
-    return to_float(dy[i]) * g;
-  };
+  auto gain = [&](std::size_t i) { return gamma ? detail::gain_value<Knobs>(to_float(gamma[i])) : 1.0f; };
   float p[K] = {}, q[K] = {};
   for (std::size_t i = 0; i < cols; ++i) {
-    const float t = scaled(i), n = normalized(i);
-    p[i % K] = detail::fma_f32(t, n, p[i % K]);  // contract: csum(t_i * n_i), fma into partials
+    const float y = to_float(dy[i]), g = gain(i), t = y * g, n = normalized(i);
+    p[i % K] = detail::fma_f32(t, n, p[i % K]);  // contract: csum(t_i * n_i), p = fma(t_i, n_i, p)
     if constexpr (Centered)
-      q[i % K] = q[i % K] + t;  // contract: csum(t_i)
+      q[i % K] = detail::fma_f32(y, g, q[i % K]);  // contract: csum(t_i), p = fma(f(dy_i), g_i, p)
   }
   const float d = static_cast<float>(cols);
-  const float b = detail::fold_halves<detail::scalar_tag, K>(p) / d;
-  const float a = Centered ? detail::fold_halves<detail::scalar_tag, K>(q) / d : 0.0f;
+  const float neg_b = -(detail::fold_halves<detail::scalar_tag, K>(p) / d);
+  const float neg_a = Centered ? -(detail::fold_halves<detail::scalar_tag, K>(q) / d) : 0.0f;
   const float nan = detail::bits_float(storage_traits<float>::canonical_nan);
   for (std::size_t i = 0; i < cols; ++i) {
-    const float t = scaled(i), n = normalized(i);
-    // contract: dx_i = T(fma(-n_i, b, t_i - a) * rstd)   (RMSNorm: t_i, no a)
-    const float u = Centered ? t - a : t;
-    const float v = detail::fma_f32(-n, b, u) * rstd;
-    dx[i] = from_float<T>(v != v ? nan : v);
-    if (pg)  // contract: dgamma partial p = fma(f(dy), n, p)
-      pg[i] = detail::fma_f32(to_float(dy[i]), n, pg[i]);
+    const float y = to_float(dy[i]), g = gain(i), n = normalized(i);
+    // contract: dx_i = T(fma(-n_i, b, fma(f(dy_i), g_i, -a)) * rstd)   (RMSNorm: t_i inside)
+    const float u = Centered ? detail::fma_f32(y, g, neg_a) : y * g;
+    const float v = detail::fma_f32(n, neg_b, u) * rstd;  // fma(-n, b, u): the same bits
+    if (pg)  // contract: dgamma partial p = fma(f(dy), n, p); read before dx is stored (dx may be dy)
+      pg[i] = detail::fma_f32(y, n, pg[i]);
     if (pb)  // contract: dbeta partial q = q + f(dy)
-      pb[i] = pb[i] + to_float(dy[i]);
+      pb[i] = pb[i] + y;
+    dx[i] = from_float<T>(v != v ? nan : v);
   }
 }
 
@@ -176,23 +188,26 @@ void backward_rows(const T* dy, const T* x, const W* gamma, const float* rstd, c
 // backward_call.hpp); pg or pb may be null.
 template <bool Centered, class T>
 void grad_block_columns(const T* dy, const T* x, const float* rstd, const float* mean, std::size_t rows,
-                        std::size_t c0, std::size_t nc, std::size_t dy_stride, std::size_t x_stride,
-                        float* pg, float* pb) {
+                        std::size_t cols, std::size_t c0, std::size_t nc, std::size_t dy_stride,
+                        std::size_t x_stride, float* pg, float* pb) {
   for (std::size_t i = 0; i < nc; ++i) {
     if (pg)
       pg[i] = 0.0f;
     if (pb)
       pb[i] = 0.0f;
   }
-  for (std::size_t r = 0; r < rows; ++r)
+  for (std::size_t r = 0; r < rows; ++r) {
+    // The whole row's m for a tile of its columns: slow, and only taken without memory.
+    const float m = Centered ? recentred_mean(x + r * x_stride, cols, mean[r]) : 0.0f;
     for (std::size_t i = 0; i < nc; ++i) {
       const float g = to_float(dy[r * dy_stride + c0 + i]), v = to_float(x[r * x_stride + c0 + i]);
-      const float n = Centered ? (v - mean[r]) * rstd[r] : v * rstd[r];
+      const float n = Centered ? ((v - mean[r]) - m) * rstd[r] : v * rstd[r];
       if (pg)
         pg[i] = detail::fma_f32(g, n, pg[i]);
       if (pb)
         pb[i] = pb[i] + g;
     }
+  }
   if (pg)
     detail::canonicalize_nans<detail::scalar_tag>(pg, nc);
   if (pb)

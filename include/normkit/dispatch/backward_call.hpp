@@ -94,7 +94,7 @@ void backward_without_scratch(const typename Op::template args<T, W>& a, float* 
     for (std::size_t k = 0; k < blocks; ++k) {
       const std::size_t r0 = k * grad_block_rows, n = min_of(grad_block_rows, a.rows - r0);
       normkit::reference::grad_block_columns<Op::centered>(
-          a.dy + r0 * a.dy_stride, a.x + r0 * a.x_stride, a.rstd + r0, mean ? mean + r0 : nullptr, n, c0, nc,
+          a.dy + r0 * a.dy_stride, a.x + r0 * a.x_stride, a.rstd + r0, mean ? mean + r0 : nullptr, n, a.cols, c0, nc,
           a.dy_stride, a.x_stride, dgamma ? tg.next() : nullptr, dbeta ? tb.next() : nullptr);
       if (dgamma)
         tg.push();
