@@ -46,8 +46,8 @@ struct data {
     for (auto& g : gamma)
       g = bf16(1.0f + next() * 0.2f);
     std::vector<bf16> y(rows * cols);
-    (void)normkit::layer_norm_fwd<normkit::pytorch>(x.data(), gamma.data(), nullptr, y.data(), mean.data(),
-                                                    rstd.data(), rows, cols, 1e-5f);
+    (void)normkit::layer_norm_fwd<normkit::pytorch>(x.data(), gamma.data(), static_cast<const bf16*>(nullptr),
+                                                    y.data(), mean.data(), rstd.data(), rows, cols, 1e-5f);
   }
   static data& get() {
     static data d;

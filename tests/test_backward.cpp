@@ -13,6 +13,8 @@
 #include "numerics.hpp"
 #include "support.hpp"
 
+#include <normkit/core/tuning.hpp>  // stream_min_bytes: a case on each side
+
 #include <algorithm>    // std::shuffle, std::sort, std::max
 #include <cmath>        // std::sqrt, std::fabs, std::fma, std::ldexp
 #include <cstddef>      // std::size_t
@@ -523,6 +525,47 @@ TEST_P(BackwardParity, ParameterGradientsIndependentOfRowSplits) {
     }
     ASSERT_EQ(normkit::backward_reduce(pg.data(), blocks, cols, dg.data()), status::ok);
     ASSERT_SAME_BITS(dg, dgr, what + " rms dgamma");
+  }
+}
+
+// Outputs of at least stream_min_bytes take the streaming stores (whole cache lines of dx after a
+// head up to the first line boundary); their bits too.
+TEST_P(BackwardParity, StreamingStoresOnLargeOutputs) {
+  NORMKIT_USE_ISA(GetParam());
+  const std::size_t cols = 4096, rows = normkit::detail::stream_min_bytes / (cols * sizeof(bf16)) + 3;
+  rng r(11);
+  const std::vector<bf16> x = normal_vec<bf16>(r, rows * cols), dy = normal_vec<bf16>(r, rows * cols + 1);
+  const std::vector<bf16> gamma = uniform_vec<bf16>(r, cols, 0.5f, 1.5f);
+  std::vector<float> rstd(rows), mean(rows), dg(cols), db(cols), wg(cols), wb(cols);
+  std::vector<bf16> y(rows * cols), want(rows * cols), got(rows * cols + 1);
+  ASSERT_EQ(normkit::reference::layer_norm_fwd<normkit::pytorch>(x.data(), gamma.data(),
+                                                                 static_cast<const bf16*>(nullptr), y.data(),
+                                                                 mean.data(), rstd.data(), rows, cols, 1e-5f),
+            status::ok);
+  for (std::size_t off : {0u, 1u}) {  // dx at a cache line, and one element past it (a head)
+    ASSERT_EQ(normkit::reference::layer_norm_backward<normkit::pytorch>(
+                  dy.data() + off, x.data(), gamma.data(), mean.data(), rstd.data(), want.data(), wg.data(),
+                  wb.data(), rows, cols),
+              status::ok);
+    ASSERT_EQ(normkit::layer_norm_backward<normkit::pytorch>(dy.data() + off, x.data(), gamma.data(),
+                                                             mean.data(), rstd.data(), got.data() + off,
+                                                             dg.data(), db.data(), rows, cols),
+              status::ok);
+    ASSERT_SAME_BITS(std::vector<bf16>(got.begin() + static_cast<std::ptrdiff_t>(off),
+                                       got.begin() + static_cast<std::ptrdiff_t>(off + rows * cols)),
+                     want, isa_name() + " streamed dx, offset " + std::to_string(off));
+    ASSERT_SAME_BITS(dg, wg, isa_name() + " dgamma");
+    ASSERT_SAME_BITS(db, wb, isa_name() + " dbeta");
+    ASSERT_EQ(normkit::rms_norm_backward<normkit::gemma>(dy.data() + off, x.data(), gamma.data(), rstd.data(),
+                                                         got.data() + off, dg.data(), rows, cols),
+              status::ok);
+    ASSERT_EQ(normkit::reference::rms_norm_backward<normkit::gemma>(
+                  dy.data() + off, x.data(), gamma.data(), rstd.data(), want.data(), wg.data(), rows, cols),
+              status::ok);
+    ASSERT_SAME_BITS(std::vector<bf16>(got.begin() + static_cast<std::ptrdiff_t>(off),
+                                       got.begin() + static_cast<std::ptrdiff_t>(off + rows * cols)),
+                     want, isa_name() + " streamed rms dx, offset " + std::to_string(off));
+    ASSERT_SAME_BITS(dg, wg, isa_name() + " rms dgamma");
   }
 }
 

@@ -71,7 +71,8 @@ template <class Policy, class T, class W>
   static_assert(is_storage_type<T>::value && is_storage_type<W>::value,
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
   return impl::backward_call<detail::layer_norm_backward_op, Policy, false, T, W>(
-      {dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols, dy_stride, x_stride, dx_stride});
+      {dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols, dy_stride, x_stride, dx_stride,
+       impl::streams<T>(rows, cols)});
 }
 
 template <class Policy, class T, class W>
@@ -101,9 +102,9 @@ template <class Policy, class T, class W>
                                                  std::size_t dx_stride) {
   static_assert(is_storage_type<T>::value && is_storage_type<W>::value,
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
-  return impl::call<detail::layer_norm_backward_op, Policy, T, W>({dy, x, gamma, mean, rstd, dx,
-                                                                   dgamma_partials, dbeta_partials, rows,
-                                                                   cols, dy_stride, x_stride, dx_stride});
+  return impl::call<detail::layer_norm_backward_op, Policy, T, W>(
+      {dy, x, gamma, mean, rstd, dx, dgamma_partials, dbeta_partials, rows, cols, dy_stride, x_stride,
+       dx_stride, impl::streams<T>(rows, cols)});
 }
 
 template <class Policy, class T, class W>
@@ -129,7 +130,7 @@ template <class Policy, class T, class W>
                                          const float* rstd, T* dx, float* dgamma, float* dbeta,
                                          std::size_t rows, std::size_t cols) {
   return impl::backward_call<detail::layer_norm_backward_op, Policy, true, T, W>(
-      {dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols, cols, cols, cols});
+      {dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols, cols, cols, cols, false});
 }
 
 template <class Policy, class T, class W>
@@ -137,7 +138,7 @@ template <class Policy, class T, class W>
                                                  const float* rstd, T* dx, float* dgamma_partials,
                                                  float* dbeta_partials, std::size_t rows, std::size_t cols) {
   return impl::call_reference<detail::layer_norm_backward_op, Policy, T, W>(
-      {dy, x, gamma, mean, rstd, dx, dgamma_partials, dbeta_partials, rows, cols, cols, cols, cols});
+      {dy, x, gamma, mean, rstd, dx, dgamma_partials, dbeta_partials, rows, cols, cols, cols, cols, false});
 }
 
 }  // namespace reference

@@ -66,7 +66,8 @@ template <class Policy, class T, class W>
   static_assert(is_storage_type<T>::value && is_storage_type<W>::value,
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
   return impl::backward_call<detail::rms_norm_backward_op, Policy, false, T, W>(
-      {dy, x, gamma, rstd, dx, dgamma, rows, cols, dy_stride, x_stride, dx_stride});
+      {dy, x, gamma, rstd, dx, dgamma, rows, cols, dy_stride, x_stride, dx_stride,
+       impl::streams<T>(rows, cols)});
 }
 
 template <class Policy, class T, class W>
@@ -92,8 +93,9 @@ template <class Policy, class T, class W>
                                                std::size_t dx_stride) {
   static_assert(is_storage_type<T>::value && is_storage_type<W>::value,
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
-  return impl::call<detail::rms_norm_backward_op, Policy, T, W>(
-      {dy, x, gamma, rstd, dx, dgamma_partials, rows, cols, dy_stride, x_stride, dx_stride});
+  return impl::call<detail::rms_norm_backward_op, Policy, T, W>({dy, x, gamma, rstd, dx, dgamma_partials,
+                                                                 rows, cols, dy_stride, x_stride, dx_stride,
+                                                                 impl::streams<T>(rows, cols)});
 }
 
 template <class Policy, class T, class W>
@@ -118,7 +120,7 @@ template <class Policy, class T, class W>
 [[nodiscard]] status rms_norm_backward(const T* dy, const T* x, const W* gamma, const float* rstd, T* dx,
                                        float* dgamma, std::size_t rows, std::size_t cols) {
   return impl::backward_call<detail::rms_norm_backward_op, Policy, true, T, W>(
-      {dy, x, gamma, rstd, dx, dgamma, rows, cols, cols, cols, cols});
+      {dy, x, gamma, rstd, dx, dgamma, rows, cols, cols, cols, cols, false});
 }
 
 template <class Policy, class T, class W>
@@ -126,7 +128,7 @@ template <class Policy, class T, class W>
                                                T* dx, float* dgamma_partials, std::size_t rows,
                                                std::size_t cols) {
   return impl::call_reference<detail::rms_norm_backward_op, Policy, T, W>(
-      {dy, x, gamma, rstd, dx, dgamma_partials, rows, cols, cols, cols, cols});
+      {dy, x, gamma, rstd, dx, dgamma_partials, rows, cols, cols, cols, cols, false});
 }
 
 }  // namespace reference

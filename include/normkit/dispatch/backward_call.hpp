@@ -18,6 +18,7 @@
 #include "../core/backward.hpp"
 #include "../core/math.hpp"
 #include "../core/status.hpp"
+#include "../core/tuning.hpp"
 #include "../core/validate.hpp"
 #include "../ops/list.hpp"
 #include "run.hpp"
@@ -34,6 +35,12 @@ void run_path(const typename Op::template args<Ts...>& a) {
     Op::template reference<Policy, Ts...>(a);
   else
     run<Op, Policy, Ts...>(a);
+}
+
+// Whether a backward call's dx is big enough for streaming stores (core/tuning.hpp).
+template <class T>
+bool streams(std::size_t rows, std::size_t cols) {
+  return rows * cols * sizeof(T) >= stream_min_bytes;
 }
 
 // Columns per tile of the stack-only folds: a tree of up to 2^64 blocks in 65 x 64 floats.
@@ -94,8 +101,8 @@ void backward_without_scratch(const typename Op::template args<T, W>& a, float* 
     for (std::size_t k = 0; k < blocks; ++k) {
       const std::size_t r0 = k * grad_block_rows, n = min_of(grad_block_rows, a.rows - r0);
       normkit::reference::grad_block_columns<Op::centered>(
-          a.dy + r0 * a.dy_stride, a.x + r0 * a.x_stride, a.rstd + r0, mean ? mean + r0 : nullptr, n, a.cols, c0, nc,
-          a.dy_stride, a.x_stride, dgamma ? tg.next() : nullptr, dbeta ? tb.next() : nullptr);
+          a.dy + r0 * a.dy_stride, a.x + r0 * a.x_stride, a.rstd + r0, mean ? mean + r0 : nullptr, n, a.cols,
+          c0, nc, a.dy_stride, a.x_stride, dgamma ? tg.next() : nullptr, dbeta ? tb.next() : nullptr);
       if (dgamma)
         tg.push();
       if (dbeta)

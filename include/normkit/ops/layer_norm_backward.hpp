@@ -35,6 +35,7 @@ struct layer_norm_backward_args {
   float* dbeta;
   std::size_t rows, cols;
   std::size_t dy_stride, x_stride, dx_stride;
+  bool stream;  // a hint: dx is large enough for streaming stores (no effect on the bits)
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 

@@ -25,7 +25,7 @@ struct simd_rows<rms_norm_backward_op> {
   static void rows(const rms_norm_backward_op::args<T, W>& a) {
     backward_simd_rows<Arch, Knobs, false>(a.dy, a.x, a.gamma, a.rstd, static_cast<const float*>(nullptr),
                                            a.dx, a.dgamma, static_cast<float*>(nullptr), a.rows, a.cols,
-                                           a.dy_stride, a.x_stride, a.dx_stride);
+                                           a.dy_stride, a.x_stride, a.dx_stride, a.stream);
   }
 };
 

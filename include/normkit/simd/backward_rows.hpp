@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // normkit: the backward pass's SIMD rows, templated on the xsimd arch, for both norms (Centered:
-// LayerNorm). Per row: one pass for the canonical sums (b = csum(t n), LayerNorm also a = csum(t)),
-// one pass that writes dx and adds the row into its block's dgamma / dbeta partials. The
-// reference is core/backward.hpp; every step quotes the contract line it implements
-// (docs/contract.md, "Backward"). Chunks use the split layout for every type (the float partials
-// have no interleaved form), and the 64 canonical partials live in 64 / lanes registers per sum.
+// LayerNorm). Rows go in groups of up to four inside a 64-row block: first each row's statistics
+// pass (LayerNorm: the re-centring sum, then b = csum(t n) and a = csum(t); RMSNorm: b), then one
+// pass over the columns that writes the group's dx and adds its rows, in row order, into the
+// block's dgamma / dbeta partials held in registers -- one read and one write of the partials per
+// group instead of per row, and the same fma sequence per column as the reference
+// (core/backward.hpp), whose bits every step reproduces (docs/contract.md, "Backward"). Chunks
+// use the split layout for every type (the float partials have no interleaved form).
 #pragma once
 
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
@@ -12,12 +14,14 @@
 #include <xsimd/xsimd.hpp>
 
 #include <cstddef>  // std::size_t
+#include <cstdint>  // std::uintptr_t
 
 #include "../core/abi.hpp"
 #include "../core/backward.hpp"
 #include "../core/canonical_sum.hpp"
 #include "../core/epilogue.hpp"
 #include "../core/storage.hpp"
+#include "../core/tuning.hpp"
 #include "chunk.hpp"
 #include "diagnostics.hpp"
 #include "io.hpp"
@@ -29,78 +33,84 @@ namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
+// Rows whose output pass runs together (they share one read and write of the block partials).
+constexpr std::size_t grad_group_rows = 4;
+
 template <class Arch, class Knobs, bool Centered, class T, class W>
 void backward_simd_rows(const T* dy, const T* x, const W* gamma, const float* rstd, const float* mean, T* dx,
                         float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
-                        std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride) {
+                        std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream) {
   using B = typename shape<Arch>::batch;
   using M = xsimd::batch_bool<float, Arch>;
   using table = neutral_table<W>;
-  constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width;
+  constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width, G = grad_group_rows;
   // A null gamma reads neutral gains with step 0 (g = 1; the offset's 1 + 0).
   const std::size_t g_step = gamma ? 1 : 0;
   const W* const gp =
       gamma ? gamma : neutral_values<Arch, W>(Knobs::gain == gain_mode::plus_one ? table::zero : table::one);
   const float d = static_cast<float>(cols);
+  // Streaming stores need every row's dx to start at the same offset within a cache line.
+  stream = stream && (dx_stride * sizeof(T)) % cache_line == 0;
+  const std::size_t head =
+      stream ? min_of(cols, (cache_line - reinterpret_cast<std::uintptr_t>(dx) % cache_line) % cache_line /
+                                sizeof(T))
+             : 0;
 
-  for (std::size_t r = 0; r < rows; ++r) {
+  // One chunk's values of one row: f(dy), g, t = f(dy) * g and n, each for registers a and b.
+  // contract: t_i = f(dy_i) * g_i; n_i = f(x_i) * rstd, or ((f(x_i) - K) - m) * rstd.
+  struct values {
+    B y[2], g[2], t[2], n[2];
+  };
+  struct row_scalars {
+    B rs, shift, m, neg_b, neg_a;
+  };
+  auto finish = [](values& v, B xa, B xb, const row_scalars& s) NORMKIT_LAMBDA_ALWAYS_INLINE {
+    const B xs[2] = {xa, xb};
+    for (int h = 0; h < 2; ++h) {
+      v.g[h] = gain_value<Knobs>(v.g[h]);
+      v.t[h] = v.y[h] * v.g[h];
+      if constexpr (Centered)
+        v.n[h] = ((xs[h] - s.shift) - s.m) * s.rs;
+      else
+        v.n[h] = xs[h] * s.rs;
+    }
+  };
+  auto load = [&](const T* dyr, const T* xr, std::size_t i, const row_scalars& s, values& v)
+                  NORMKIT_LAMBDA_ALWAYS_INLINE {
+                    B xa, xb;
+                    chunk_io<T, Arch, false>::load(dyr + i, v.y[0], v.y[1]);
+                    chunk_io<T, Arch, false>::load(xr + i, xa, xb);
+                    chunk_io<W, Arch, false>::load(gp + i * g_step, v.g[0], v.g[1]);
+                    finish(v, xa, xb, s);
+                  };
+  auto load_partial = [&](const T* dyr, const T* xr, std::size_t i, std::size_t n, const row_scalars& s,
+                          values& v) {
+    B xa, xb;
+    load_chunk_partial<Arch, false>(dyr + i, n, v.y[0], v.y[1]);
+    load_chunk_partial<Arch, false>(xr + i, n, xa, xb);
+    load_chunk_partial<Arch, false>(gp + i * g_step, n, v.g[0], v.g[1]);
+    finish(v, xa, xb, s);
+  };
+
+  // The statistics pass of one row. contract (LayerNorm): K = mean; m = csum(f(x_i) - K) / d.
+  // contract: b = csum(t_i * n_i) / d, p = fma(t_i, n_i, p); a = csum(t_i) / d with
+  // p = fma(f(dy_i), g_i, p) (LayerNorm); the padding lanes of the tail add exact zeros whatever
+  // rstd is (their values selected to 0). b and a are kept negated as floats: xsimd's unary minus
+  // on a batch is not a sign flip on every arch (0 - x turns -0 into +0), and fma(n, -b, u) ==
+  // fma(-n, b, u) bit for bit, signed zeros included.
+  auto row_stats_of = [&](std::size_t r) {
     const T* const dyr = dy + r * dy_stride;
     const T* const xr = x + r * x_stride;
-    T* const dxr = dx + r * dx_stride;
-    const std::size_t k = r / grad_block_rows;
-    float* const pg = dgamma ? dgamma + k * cols : nullptr;
-    float* const pb = dbeta ? dbeta + k * cols : nullptr;
-    if (r % grad_block_rows == 0)  // contract: a block partial starts at +0
-      for (std::size_t i = 0; i < cols; ++i) {
-        if (pg)
-          pg[i] = 0.0f;
-        if (pb)
-          pb[i] = 0.0f;
-      }
-    const B rs(rstd[r]), shift(Centered ? mean[r] : 0.0f);
-    // contract (LayerNorm): K = mean; m = csum(f(x_i) - K) / float(d), padding lanes add 0.
-    B mb(0.0f);
-    if constexpr (Centered)
-      mb = B(canonical_sum<Arch, false>(plain_source<Arch, false, T>{xr, nullptr}, cols,
-                                        [&](B acc, B v, const M* keep) {
-                                          const B di = v - shift;
-                                          return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
-                                        }) /
-             d);
-    // One chunk's values: f(dy), g, t = f(dy) * g and n, each for registers a and b.
-    // contract: t_i = f(dy_i) * g_i; n_i = f(x_i) * rstd, or ((f(x_i) - K) - m) * rstd.
-    struct values {
-      B y[2], g[2], t[2], n[2];
-    };
-    auto finish = [&](values& v, B xa, B xb) NORMKIT_LAMBDA_ALWAYS_INLINE {
-      const B xs[2] = {xa, xb};
-      for (int h = 0; h < 2; ++h) {
-        v.g[h] = gain_value<Knobs>(v.g[h]);
-        v.t[h] = v.y[h] * v.g[h];
-        if constexpr (Centered)
-          v.n[h] = ((xs[h] - shift) - mb) * rs;
-        else
-          v.n[h] = xs[h] * rs;
-      }
-    };
-    auto load = [&](std::size_t i, values& v) NORMKIT_LAMBDA_ALWAYS_INLINE {
-      B xa, xb;
-      chunk_io<T, Arch, false>::load(dyr + i, v.y[0], v.y[1]);
-      chunk_io<T, Arch, false>::load(xr + i, xa, xb);
-      chunk_io<W, Arch, false>::load(gp + i * g_step, v.g[0], v.g[1]);
-      finish(v, xa, xb);
-    };
-    auto load_partial = [&](std::size_t i, std::size_t n, values& v) {
-      B xa, xb;
-      load_chunk_partial<Arch, false>(dyr + i, n, v.y[0], v.y[1]);
-      load_chunk_partial<Arch, false>(xr + i, n, xa, xb);
-      load_chunk_partial<Arch, false>(gp + i * g_step, n, v.g[0], v.g[1]);
-      finish(v, xa, xb);
-    };
-
-    // Pass 1. contract: b = csum(t_i * n_i) / d, p = fma(t_i, n_i, p); a = csum(t_i) / d with
-    // p = fma(f(dy_i), g_i, p) (LayerNorm); the padding lanes of the tail add exact zeros whatever
-    // rstd is (their values selected to 0).
+    row_scalars s{B(rstd[r]), B(Centered ? mean[r] : 0.0f), B(0.0f), B(0.0f), B(0.0f)};
+    if constexpr (Centered) {
+      const B shift = s.shift;
+      s.m = B(canonical_sum<Arch, false>(plain_source<Arch, false, T>{xr, nullptr}, cols,
+                                         [&](B acc, B v, const M* keep) {
+                                           const B di = v - shift;
+                                           return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
+                                         }) /
+              d);
+    }
     B p[A], q[A];
     zero_all(p, std::make_index_sequence<A>{});
     zero_all(q, std::make_index_sequence<A>{});
@@ -116,7 +126,7 @@ void backward_simd_rows(const T* dy, const T* x, const W* gamma, const float* rs
 #pragma GCC unroll 8
       for (std::size_t j = 0; j < A; j += 2) {
         values v;
-        load(i + j / 2 * W2, v);
+        load(dyr, xr, i + j / 2 * W2, s, v);
         accumulate(j, v);
       }
     }
@@ -126,9 +136,9 @@ void backward_simd_rows(const T* dy, const T* x, const W* gamma, const float* rs
         continue;
       values v;
       if (i + W2 <= cols) {
-        load(i, v);
+        load(dyr, xr, i, s, v);
       } else {
-        load_partial(i, cols - i, v);
+        load_partial(dyr, xr, i, cols - i, s, v);
         const B zero(0.0f);
         for (std::size_t h = 0; h < 2; ++h) {
           const M keep = chunk_lanes_below<Arch, false>(h, cols - i);
@@ -140,79 +150,109 @@ void backward_simd_rows(const T* dy, const T* x, const W* gamma, const float* rs
       }
       accumulate(j, v);
     }
-    // -b as a float: xsimd's unary minus on a batch is not a sign flip on every arch (0 - x turns -0
-    // into +0), and fma(n, -b, u) == fma(-n, b, u) bit for bit, signed zeros included.
-    const B neg_b(-(fold<Arch, false>(p) / d));
-    const B neg_a(Centered ? -(fold<Arch, false>(q) / d) : 0.0f);
+    s.neg_b = B(-(fold<Arch, false>(p) / d));
+    if constexpr (Centered)
+      s.neg_a = B(-(fold<Arch, false>(q) / d));
+    return s;
+  };
 
-    // Pass 2. contract: dx_i = T(fma(-n_i, b, fma(f(dy_i), g_i, -a)) * rstd) (RMSNorm: t_i in
-    // place of the inner fma); dgamma partial p = fma(f(dy_i), n_i, p); dbeta partial
-    // q = q + f(dy_i). NaN dx: canonical. The partials read dy before dx is stored (dx may be dy).
-    auto out = [&](const values& v, B& da, B& db) NORMKIT_LAMBDA_ALWAYS_INLINE {
-      B r2[2];
-      for (int h = 0; h < 2; ++h) {
-        const B u = Centered ? arch_impl::fma<Arch>(v.y[h], v.g[h], neg_a) : v.t[h];
-        r2[h] = arch_impl::fma<Arch>(v.n[h], neg_b, u) * rs;
+  // contract: dx_i = T(fma(-n_i, b, fma(f(dy_i), g_i, -a)) * rstd) (RMSNorm: t_i in place of the
+  // inner fma); NaN dx canonical.
+  auto out = [](const values& v, const row_scalars& s, B& da, B& db) NORMKIT_LAMBDA_ALWAYS_INLINE {
+    B r2[2];
+    for (int h = 0; h < 2; ++h) {
+      const B u = Centered ? arch_impl::fma<Arch>(v.y[h], v.g[h], s.neg_a) : v.t[h];
+      r2[h] = arch_impl::fma<Arch>(v.n[h], s.neg_b, u) * s.rs;
+    }
+    da = r2[0];
+    db = r2[1];
+  };
+
+  row_scalars st[G];
+  for (std::size_t r0 = 0; r0 < rows;) {
+    const std::size_t k = r0 / grad_block_rows;
+    const std::size_t n_rows = min_of(G, min_of(rows, (k + 1) * grad_block_rows) - r0);
+    float* const pg = dgamma ? dgamma + k * cols : nullptr;
+    float* const pb = dbeta ? dbeta + k * cols : nullptr;
+    const bool first = r0 % grad_block_rows == 0;  // contract: a block partial starts at +0
+    for (std::size_t g = 0; g < n_rows; ++g)
+      st[g] = row_stats_of(r0 + g);
+
+    // The output pass of the group, chunk by chunk: the group's rows in order into the partials
+    // (read before dx is stored: dx may be dy). contract: dgamma partial p = fma(f(dy_i), n_i, p);
+    // dbeta partial q = q + f(dy_i).
+    auto chunk = [&](std::size_t i, std::size_t n, bool stream_it) NORMKIT_LAMBDA_ALWAYS_INLINE {
+      const bool whole = n == W2;
+      B sg[2] = {B(0.0f), B(0.0f)}, sb[2] = {B(0.0f), B(0.0f)};
+      if (pg && !first) {
+        if (whole)
+          chunk_io<float, Arch, false>::load(pg + i, sg[0], sg[1]);
+        else
+          load_chunk_partial<Arch, false>(pg + i, n, sg[0], sg[1]);
       }
-      da = r2[0];
-      db = r2[1];
-    };
-    auto partials = [&](const values& v, float* g_at, float* b_at, bool whole, std::size_t n) {
+      if (pb && !first) {
+        if (whole)
+          chunk_io<float, Arch, false>::load(pb + i, sb[0], sb[1]);
+        else
+          load_chunk_partial<Arch, false>(pb + i, n, sb[0], sb[1]);
+      }
+      for (std::size_t g = 0; g < n_rows; ++g) {
+        const std::size_t r = r0 + g;
+        values v;
+        if (whole)
+          load(dy + r * dy_stride, x + r * x_stride, i, st[g], v);
+        else
+          load_partial(dy + r * dy_stride, x + r * x_stride, i, n, st[g], v);
+        B da, db;
+        out(v, st[g], da, db);
+        for (int h = 0; h < 2; ++h) {
+          sg[h] = arch_impl::fma<Arch>(v.y[h], v.n[h], sg[h]);
+          if constexpr (Centered)
+            sb[h] = sb[h] + v.y[h];
+        }
+        T* const dxr = dx + r * dx_stride + i;
+        if (stream_it) {
+          chunk_io<T, Arch, false>::template store<true, true>(dxr, canonical_nan<Arch>(da),
+                                                               canonical_nan<Arch>(db));
+        } else if (whole) {
+          chunk_io<T, Arch, false>::template store<false, false>(dxr, da, db);
+        } else {
+          T buf[W2];
+          chunk_io<T, Arch, false>::template store<false, false>(buf, da, db);
+          copy_short<W2>(dxr, buf, n);
+        }
+      }
       float fbuf[W2];
-      if (g_at) {
-        B sa, sb;
-        if (whole)
-          chunk_io<float, Arch, false>::load(g_at, sa, sb);
-        else
-          load_chunk_partial<Arch, false>(g_at, n, sa, sb);
-        chunk_io<float, Arch, false>::template store<true, false>(whole ? g_at : fbuf,
-                                                                  arch_impl::fma<Arch>(v.y[0], v.n[0], sa),
-                                                                  arch_impl::fma<Arch>(v.y[1], v.n[1], sb));
+      if (pg) {
+        chunk_io<float, Arch, false>::template store<true, false>(whole ? pg + i : fbuf, sg[0], sg[1]);
         if (!whole)
-          copy_short<W2>(g_at, fbuf, n);
+          copy_short<W2>(pg + i, fbuf, n);
       }
-      if (b_at) {
-        B sa, sb;
-        if (whole)
-          chunk_io<float, Arch, false>::load(b_at, sa, sb);
-        else
-          load_chunk_partial<Arch, false>(b_at, n, sa, sb);
-        chunk_io<float, Arch, false>::template store<true, false>(whole ? b_at : fbuf, sa + v.y[0],
-                                                                  sb + v.y[1]);
+      if (pb) {
+        chunk_io<float, Arch, false>::template store<true, false>(whole ? pb + i : fbuf, sb[0], sb[1]);
         if (!whole)
-          copy_short<W2>(b_at, fbuf, n);
+          copy_short<W2>(pb + i, fbuf, n);
       }
     };
-    i = 0;
-    for (; i + W2 <= cols; i += W2) {
-      values v;
-      B da, db;
-      load(i, v);
-      out(v, da, db);
-      if (pg || pb)
-        partials(v, pg ? pg + i : nullptr, pb ? pb + i : nullptr, true, W2);
-      chunk_io<T, Arch, false>::template store<false, false>(dxr + i, da, db);
-    }
-    if (i < cols) {
-      const std::size_t n = cols - i;
-      values v;
-      B da, db;
-      load_partial(i, n, v);
-      out(v, da, db);
-      if (pg || pb)
-        partials(v, pg ? pg + i : nullptr, pb ? pb + i : nullptr, false, n);
-      T buf[W2];
-      chunk_io<T, Arch, false>::template store<false, false>(buf, da, db);
-      copy_short<W2>(dxr + i, buf, n);
-    }
+    std::size_t i = 0;
+    for (std::size_t c; i < head; i += c)  // up to the first cache line of dx, then whole lines streamed
+      chunk(i, c = min_of(W2, head - i), false);
+    for (; i + W2 <= cols; i += W2)
+      chunk(i, W2, stream);
+    if (i < cols)
+      chunk(i, cols - i, false);
+
+    r0 += n_rows;
     // contract: a NaN block partial is stored canonical, once the block's last row is in.
-    if (r % grad_block_rows == grad_block_rows - 1 || r + 1 == rows) {
+    if (r0 % grad_block_rows == 0 || r0 == rows) {
       if (pg)
         canonicalize_nans<Arch>(pg, cols);
       if (pb)
         canonicalize_nans<Arch>(pb, cols);
     }
   }
+  if (stream)
+    arch_impl::store_fence<Arch>();
 }
 
 }  // namespace detail
