@@ -70,9 +70,10 @@ template <class Policy, class T, class W>
                                          std::size_t x_stride, std::size_t dx_stride) {
   static_assert(is_storage_type<T>::value && is_storage_type<W>::value,
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
-  return impl::backward_call<detail::layer_norm_backward_op, Policy, false, T, W>(
-      {dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols, dy_stride, x_stride, dx_stride,
-       impl::streams<T>(rows, cols)});
+  return impl::backward_call<detail::layer_norm_backward_op, Policy, false, T>(
+      {dy, x, nullptr, mean, rstd, dx, dgamma, dbeta, rows, cols, dy_stride, x_stride, dx_stride,
+       impl::streams<T>(rows, cols)},
+      gamma, false);
 }
 
 template <class Policy, class T, class W>
@@ -102,9 +103,10 @@ template <class Policy, class T, class W>
                                                  std::size_t dx_stride) {
   static_assert(is_storage_type<T>::value && is_storage_type<W>::value,
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
-  return impl::call<detail::layer_norm_backward_op, Policy, T, W>(
-      {dy, x, gamma, mean, rstd, dx, dgamma_partials, dbeta_partials, rows, cols, dy_stride, x_stride,
-       dx_stride, impl::streams<T>(rows, cols)});
+  return impl::backward_call<detail::layer_norm_backward_op, Policy, false, T>(
+      {dy, x, nullptr, mean, rstd, dx, dgamma_partials, dbeta_partials, rows, cols, dy_stride, x_stride,
+       dx_stride, impl::streams<T>(rows, cols)},
+      gamma, true);
 }
 
 template <class Policy, class T, class W>
@@ -129,16 +131,17 @@ template <class Policy, class T, class W>
 [[nodiscard]] status layer_norm_backward(const T* dy, const T* x, const W* gamma, const float* mean,
                                          const float* rstd, T* dx, float* dgamma, float* dbeta,
                                          std::size_t rows, std::size_t cols) {
-  return impl::backward_call<detail::layer_norm_backward_op, Policy, true, T, W>(
-      {dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols, cols, cols, cols, false});
+  return impl::backward_call<detail::layer_norm_backward_op, Policy, true, T>(
+      {dy, x, nullptr, mean, rstd, dx, dgamma, dbeta, rows, cols, cols, cols, cols, false}, gamma, false);
 }
 
 template <class Policy, class T, class W>
 [[nodiscard]] status layer_norm_backward_partial(const T* dy, const T* x, const W* gamma, const float* mean,
                                                  const float* rstd, T* dx, float* dgamma_partials,
                                                  float* dbeta_partials, std::size_t rows, std::size_t cols) {
-  return impl::call_reference<detail::layer_norm_backward_op, Policy, T, W>(
-      {dy, x, gamma, mean, rstd, dx, dgamma_partials, dbeta_partials, rows, cols, cols, cols, cols, false});
+  return impl::backward_call<detail::layer_norm_backward_op, Policy, true, T>(
+      {dy, x, nullptr, mean, rstd, dx, dgamma_partials, dbeta_partials, rows, cols, cols, cols, cols, false},
+      gamma, true);
 }
 
 }  // namespace reference

@@ -65,9 +65,10 @@ template <class Policy, class T, class W>
                                        std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride) {
   static_assert(is_storage_type<T>::value && is_storage_type<W>::value,
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
-  return impl::backward_call<detail::rms_norm_backward_op, Policy, false, T, W>(
-      {dy, x, gamma, rstd, dx, dgamma, rows, cols, dy_stride, x_stride, dx_stride,
-       impl::streams<T>(rows, cols)});
+  return impl::backward_call<detail::rms_norm_backward_op, Policy, false, T>(
+      {dy, x, nullptr, rstd, dx, dgamma, rows, cols, dy_stride, x_stride, dx_stride,
+       impl::streams<T>(rows, cols)},
+      gamma, false);
 }
 
 template <class Policy, class T, class W>
@@ -93,9 +94,10 @@ template <class Policy, class T, class W>
                                                std::size_t dx_stride) {
   static_assert(is_storage_type<T>::value && is_storage_type<W>::value,
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
-  return impl::call<detail::rms_norm_backward_op, Policy, T, W>({dy, x, gamma, rstd, dx, dgamma_partials,
-                                                                 rows, cols, dy_stride, x_stride, dx_stride,
-                                                                 impl::streams<T>(rows, cols)});
+  return impl::backward_call<detail::rms_norm_backward_op, Policy, false, T>(
+      {dy, x, nullptr, rstd, dx, dgamma_partials, rows, cols, dy_stride, x_stride, dx_stride,
+       impl::streams<T>(rows, cols)},
+      gamma, true);
 }
 
 template <class Policy, class T, class W>
@@ -119,16 +121,16 @@ template <class Policy, class In, class W, class Out>
 template <class Policy, class T, class W>
 [[nodiscard]] status rms_norm_backward(const T* dy, const T* x, const W* gamma, const float* rstd, T* dx,
                                        float* dgamma, std::size_t rows, std::size_t cols) {
-  return impl::backward_call<detail::rms_norm_backward_op, Policy, true, T, W>(
-      {dy, x, gamma, rstd, dx, dgamma, rows, cols, cols, cols, cols, false});
+  return impl::backward_call<detail::rms_norm_backward_op, Policy, true, T>(
+      {dy, x, nullptr, rstd, dx, dgamma, rows, cols, cols, cols, cols, false}, gamma, false);
 }
 
 template <class Policy, class T, class W>
 [[nodiscard]] status rms_norm_backward_partial(const T* dy, const T* x, const W* gamma, const float* rstd,
                                                T* dx, float* dgamma_partials, std::size_t rows,
                                                std::size_t cols) {
-  return impl::call_reference<detail::rms_norm_backward_op, Policy, T, W>(
-      {dy, x, gamma, rstd, dx, dgamma_partials, rows, cols, cols, cols, cols, false});
+  return impl::backward_call<detail::rms_norm_backward_op, Policy, true, T>(
+      {dy, x, nullptr, rstd, dx, dgamma_partials, rows, cols, cols, cols, cols, false}, gamma, true);
 }
 
 }  // namespace reference

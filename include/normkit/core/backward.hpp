@@ -28,17 +28,18 @@ constexpr std::size_t grad_blocks(std::size_t rows) {
   return rows / grad_block_rows + (rows % grad_block_rows != 0);
 }
 
-// The knob space of the backward ops: only the gain offset changes the gradient (contract: the
-// roundings are treated as the identity, divide computes the same function as multiply).
-struct gain_knobs {
-  static constexpr std::size_t size = 2;
-  template <std::size_t K>
-  using at = policy<rounding::once, K == 1 ? gain_mode::plus_one : gain_mode::plain>;
-  template <class Knobs>
-  static constexpr std::size_t index = Knobs::gain == gain_mode::plus_one ? 1 : 0;
-};
+// The knobs that change the gradient: only the gain offset (contract: the roundings are treated as
+// the identity, divide computes the same function as multiply).
 template <class Knobs>
 using gain_only = policy<rounding::once, Knobs::gain>;
+
+// contract: g_i = f(gamma_i), or 1.0f + f(gamma_i) with the gain offset: the fp32 gain row the
+// backward kernels read (one IEEE add, the same bits as the forward's gain).
+template <class Knobs, class W>
+void gain_row(const W* gamma, float* g, std::size_t cols) {
+  for (std::size_t i = 0; i < cols; ++i)
+    g[i] = gain_value<Knobs>(to_float(gamma[i]));
+}
 
 // contract: a NaN partial or result is the canonical quiet NaN (x86 and Arm propagate different
 // payloads through fma and add).

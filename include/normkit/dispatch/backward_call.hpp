@@ -81,18 +81,21 @@ float* dbeta_of(const A& a) {
     return nullptr;
 }
 
-// The column-tiled fold for a call that could not allocate its partial rows: dx first (no
-// partials), then each tile of columns block by block -- the same bits, one more read of dy and x.
-template <class Op, class Policy, bool Ref, class T, class W>
-void backward_without_scratch(const typename Op::template args<T, W>& a, float* dgamma, float* dbeta) {
-  typename Op::template args<T, W> b = a;
-  b.dgamma = nullptr;
-  if constexpr (Op::centered)
-    b.dbeta = nullptr;
-  run_path<Op, Policy, Ref, T, W>(b);
+// A backward call without memory for the gain row or the partial rows: the scalar reference rows
+// with gamma in its own type (dx, and the partials of a partial call), then for a folded call the
+// column-tiled fold -- the same bits, one more read of dy and x.
+template <class Op, class Knobs, class T, class W>
+void backward_without_scratch(const typename Op::template args<T>& a, const W* gamma, bool partial) {
   const float* mean = nullptr;
+  float* dbeta = nullptr;
   if constexpr (Op::centered)
-    mean = a.mean;
+    mean = a.mean, dbeta = a.dbeta;
+  normkit::reference::backward_rows<Knobs, Op::centered>(
+      a.dy, a.x, gamma, a.rstd, mean, a.dx, partial ? a.dgamma : nullptr, partial ? dbeta : nullptr, a.rows,
+      a.cols, a.dy_stride, a.x_stride, a.dx_stride);
+  if (partial)
+    return;
+  float* const dgamma = a.dgamma;
   const std::size_t blocks = grad_blocks(a.rows);
   for (std::size_t c0 = 0; c0 < a.cols; c0 += grad_tile) {
     const std::size_t nc = min_of(grad_tile, a.cols - c0);
@@ -115,41 +118,57 @@ void backward_without_scratch(const typename Op::template args<T, W>& a, float* 
   }
 }
 
-// A folded backward call (Ref: on the reference path): validation (the parameter gradients are 1 x cols),
-// then the blocks. Zero rows give dgamma = dbeta = +0 (the sum of nothing); zero columns touch nothing.
+// A backward call (Ref: on the reference path). Partial: the parameter gradients are the caller's
+// grad_blocks(rows) x cols block partials, written by one op call; otherwise they are 1 x cols,
+// and the op runs block by block into partial rows folded in the contract's tree as they come.
+// Validation first (gamma in its own type); zero rows give dgamma = dbeta = +0 (the sum of
+// nothing) in a folded call; zero columns touch nothing. The kernels read gamma as an fp32 gain
+// row with the policy's offset added (gain_row), made here.
 template <class Op, class Policy, bool Ref, class T, class W>
-status backward_call(const typename Op::template args<T, W>& a) {
-  if (const status st = Op::check(a, 1); st != status::ok || a.cols == 0)
+status backward_call(typename Op::template args<T> a, const W* gamma, bool partial) {
+  using Knobs = gain_only<knobs_of<Policy>>;
+  if (const status st =
+          Op::check(a, partial ? grad_blocks(a.rows) : 1, operand_of(gamma, 1, a.cols, a.cols, true));
+      st != status::ok || a.cols == 0)
     return st;
   float* const dgamma = a.dgamma;
   float* const dbeta = dbeta_of<Op>(a);
-  float* const outs[] = {dgamma, dbeta};
   if (a.rows == 0) {
-    for (float* o : outs)
-      if (o)
-        for (std::size_t i = 0; i < a.cols; ++i)
-          o[i] = 0.0f;
+    if (!partial)
+      for (float* o : {dgamma, dbeta})
+        if (o)
+          for (std::size_t i = 0; i < a.cols; ++i)
+            o[i] = 0.0f;
     return status::ok;
   }
-  if (!dgamma && !dbeta) {
-    run_path<Op, Policy, Ref, T, W>(a);
-    return status::ok;
-  }
-  const std::size_t blocks = grad_blocks(a.rows), depth = grad_tree::depth(blocks);
+  const bool fold = !partial && (dgamma || dbeta);
+  const std::size_t blocks = grad_blocks(a.rows), depth = fold ? grad_tree::depth(blocks) : 0;
   const std::size_t n_out = (dgamma ? 1 : 0) + (dbeta ? 1 : 0);
-  const std::unique_ptr<float[]> scratch(new (std::nothrow) float[n_out * depth * a.cols]);
-  if (!scratch) {
-    backward_without_scratch<Op, Policy, Ref, T, W>(a, dgamma, dbeta);
+  const std::size_t floats = ((gamma ? 1 : 0) + (fold ? n_out * depth : 0)) * a.cols;
+  const std::unique_ptr<float[]> scratch(floats ? new (std::nothrow) float[floats] : nullptr);
+  if (floats && !scratch) {
+    backward_without_scratch<Op, Knobs>(a, gamma, partial);
     return status::ok;
   }
-  grad_tree tg{scratch.get(), a.cols}, tb{scratch.get() + (dgamma ? depth * a.cols : 0), a.cols};
+  float* rest = scratch.get();
+  a.gain = nullptr;
+  if (gamma) {
+    gain_row<Knobs>(gamma, rest, a.cols);
+    a.gain = rest;
+    rest += a.cols;
+  }
+  if (!fold) {
+    run_path<Op, Policy, Ref, T>(a);
+    return status::ok;
+  }
+  grad_tree tg{rest, a.cols}, tb{rest + (dgamma ? depth * a.cols : 0), a.cols};
   for (std::size_t k = 0; k < blocks; ++k) {
     const std::size_t r0 = k * grad_block_rows;
-    typename Op::template args<T, W> b = block_args<Op>(a, r0, min_of(grad_block_rows, a.rows - r0));
+    typename Op::template args<T> b = block_args<Op>(a, r0, min_of(grad_block_rows, a.rows - r0));
     b.dgamma = dgamma ? tg.next() : nullptr;
     if constexpr (Op::centered)
       b.dbeta = dbeta ? tb.next() : nullptr;
-    run_path<Op, Policy, Ref, T, W>(b);
+    run_path<Op, Policy, Ref, T>(b);
     if (dgamma)
       tg.push();
     if (dbeta)

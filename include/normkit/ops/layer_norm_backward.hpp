@@ -23,11 +23,11 @@ namespace normkit {
 // The argument bundle (its namespace: ops/rms_norm.hpp): as rms_norm_backward_args, plus the
 // saved mean (rows floats) and dbeta's block partials (or null).
 namespace NORMKIT_TABLE_NAMESPACE {
-template <class T, class W>
+template <class T>
 struct layer_norm_backward_args {
   const T* dy;
   const T* x;
-  const W* gamma;
+  const float* gain;
   const float* mean;
   const float* rstd;
   T* dx;
@@ -44,33 +44,34 @@ namespace detail {
 
 struct layer_norm_backward_op {
   static constexpr const char* name = "layer_norm_backward";
-  using slots = type_list<input_types, input_types>;  // T, W
-  using knobs = gain_knobs;
+  using slots = type_list<input_types>;  // T
+  using knobs = no_knobs;
   static constexpr bool centered = true;
-  template <class T, class W>
-  using args = NORMKIT_TABLE_NAMESPACE::layer_norm_backward_args<T, W>;
-  template <class Knobs, class T, class W>
-  using canonical = gain_only<Knobs>;
-  template <class Knobs, class T, class W>
+  template <class T>
+  using args = NORMKIT_TABLE_NAMESPACE::layer_norm_backward_args<T>;
+  template <class Knobs, class T>
+  using canonical = Knobs;
+  template <class Knobs, class T>
   using narrows = type_list<T>;
 
   // invalid_stride, then the buffers (core/validate.hpp); dx may be dy exactly. The parameter
   // gradients hold grad_rows x cols floats: the block partials here, 1 row for the folded call.
-  template <class T, class W>
-  static status validate(const args<T, W>& a) {
-    return check(a, grad_blocks(a.rows));
+  template <class T>
+  static status validate(const args<T>& a) {
+    return check(a, grad_blocks(a.rows), impl::operand_of(a.gain, 1, a.cols, a.cols, true));
   }
-  template <class T, class W>
-  static status check(const args<T, W>& a, std::size_t grad_rows) {
+  // gain: the operand the caller gave as gamma (its own storage type).
+  template <class T>
+  static status check(const args<T>& a, std::size_t grad_rows, const impl::operand& gain) {
     if (const status st = impl::check_grad_strides(a.cols, a.dy_stride, a.x_stride, a.dx_stride);
         st != status::ok)
       return st;
     if (empty(a))
       return status::ok;
-    const impl::operand in[] = {
-        impl::operand_of(a.dy, a.rows, a.cols, a.dy_stride),
-        impl::operand_of(a.x, a.rows, a.cols, a.x_stride), impl::operand_of(a.gamma, 1, a.cols, a.cols, true),
-        impl::operand_of(a.mean, 1, a.rows, a.rows), impl::operand_of(a.rstd, 1, a.rows, a.rows)};
+    const impl::operand in[] = {impl::operand_of(a.dy, a.rows, a.cols, a.dy_stride),
+                                impl::operand_of(a.x, a.rows, a.cols, a.x_stride), gain,
+                                impl::operand_of(a.mean, 1, a.rows, a.rows),
+                                impl::operand_of(a.rstd, 1, a.rows, a.rows)};
     const impl::operand out[] = {impl::operand_of(a.dx, a.rows, a.cols, a.dx_stride),
                                  impl::operand_of(a.dgamma, grad_rows, a.cols, a.cols, true),
                                  impl::operand_of(a.dbeta, grad_rows, a.cols, a.cols, true)};
@@ -81,11 +82,12 @@ struct layer_norm_backward_op {
     return a.rows == 0 || a.cols == 0;
   }
 
-  template <class Policy, class T, class W>
-  static void reference(const args<T, W>& a) {
-    normkit::reference::backward_rows<gain_only<knobs_of<Policy>>, true>(
-        a.dy, a.x, a.gamma, a.rstd, a.mean, a.dx, a.dgamma, a.dbeta, a.rows, a.cols, a.dy_stride, a.x_stride,
-        a.dx_stride);
+  // The gain row already holds the policy's offset: the plain knob set.
+  template <class Policy, class T>
+  static void reference(const args<T>& a) {
+    normkit::reference::backward_rows<policy<rounding::once>, true>(a.dy, a.x, a.gain, a.rstd, a.mean, a.dx,
+                                                                    a.dgamma, a.dbeta, a.rows, a.cols,
+                                                                    a.dy_stride, a.x_stride, a.dx_stride);
   }
 };
 

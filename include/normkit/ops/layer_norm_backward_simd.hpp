@@ -21,10 +21,10 @@ namespace detail {
 
 template <>
 struct simd_rows<layer_norm_backward_op> {
-  template <class Arch, class Knobs, class T, class W>
-  static void rows(const layer_norm_backward_op::args<T, W>& a) {
-    backward_simd_rows<Arch, Knobs, true>(a.dy, a.x, a.gamma, a.rstd, a.mean, a.dx, a.dgamma, a.dbeta, a.rows,
-                                          a.cols, a.dy_stride, a.x_stride, a.dx_stride, a.stream);
+  template <class Arch, class Knobs, class T>
+  static void rows(const layer_norm_backward_op::args<T>& a) {
+    backward_simd_rows<Arch, true>(a.dy, a.x, a.gain, a.rstd, a.mean, a.dx, a.dgamma, a.dbeta, a.rows, a.cols,
+                                   a.dy_stride, a.x_stride, a.dx_stride, a.stream);
   }
 };
 

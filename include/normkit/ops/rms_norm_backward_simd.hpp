@@ -21,11 +21,11 @@ namespace detail {
 
 template <>
 struct simd_rows<rms_norm_backward_op> {
-  template <class Arch, class Knobs, class T, class W>
-  static void rows(const rms_norm_backward_op::args<T, W>& a) {
-    backward_simd_rows<Arch, Knobs, false>(a.dy, a.x, a.gamma, a.rstd, static_cast<const float*>(nullptr),
-                                           a.dx, a.dgamma, static_cast<float*>(nullptr), a.rows, a.cols,
-                                           a.dy_stride, a.x_stride, a.dx_stride, a.stream);
+  template <class Arch, class Knobs, class T>
+  static void rows(const rms_norm_backward_op::args<T>& a) {
+    backward_simd_rows<Arch, false>(a.dy, a.x, a.gain, a.rstd, static_cast<const float*>(nullptr), a.dx,
+                                    a.dgamma, static_cast<float*>(nullptr), a.rows, a.cols, a.dy_stride,
+                                    a.x_stride, a.dx_stride, a.stream);
   }
 };
 

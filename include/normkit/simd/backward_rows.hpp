@@ -36,18 +36,17 @@ namespace detail {
 // Rows whose output pass runs together (they share one read and write of the block partials).
 constexpr std::size_t grad_group_rows = 4;
 
-template <class Arch, class Knobs, bool Centered, class T, class W>
-void backward_simd_rows(const T* dy, const T* x, const W* gamma, const float* rstd, const float* mean, T* dx,
-                        float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
+template <class Arch, bool Centered, class T>
+void backward_simd_rows(const T* dy, const T* x, const float* gain, const float* rstd, const float* mean,
+                        T* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
                         std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream) {
   using B = typename shape<Arch>::batch;
   using M = xsimd::batch_bool<float, Arch>;
-  using table = neutral_table<W>;
+  using table = neutral_table<float>;
   constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width, G = grad_group_rows;
-  // A null gamma reads neutral gains with step 0 (g = 1; the offset's 1 + 0).
-  const std::size_t g_step = gamma ? 1 : 0;
-  const W* const gp =
-      gamma ? gamma : neutral_values<Arch, W>(Knobs::gain == gain_mode::plus_one ? table::zero : table::one);
+  // g_i as fp32 (the policy's offset added by the caller); a null gain reads 1 with step 0.
+  const std::size_t g_step = gain ? 1 : 0;
+  const float* const gp = gain ? gain : neutral_values<Arch, float>(table::one);
   const float d = static_cast<float>(cols);
   // Streaming stores need every row's dx to start at the same offset within a cache line.
   stream = stream && (dx_stride * sizeof(T)) % cache_line == 0;
@@ -67,7 +66,6 @@ void backward_simd_rows(const T* dy, const T* x, const W* gamma, const float* rs
   auto finish = [](values& v, B xa, B xb, const row_scalars& s) NORMKIT_LAMBDA_ALWAYS_INLINE {
     const B xs[2] = {xa, xb};
     for (int h = 0; h < 2; ++h) {
-      v.g[h] = gain_value<Knobs>(v.g[h]);
       v.t[h] = v.y[h] * v.g[h];
       if constexpr (Centered)
         v.n[h] = ((xs[h] - s.shift) - s.m) * s.rs;
@@ -80,7 +78,7 @@ void backward_simd_rows(const T* dy, const T* x, const W* gamma, const float* rs
                     B xa, xb;
                     chunk_io<T, Arch, false>::load(dyr + i, v.y[0], v.y[1]);
                     chunk_io<T, Arch, false>::load(xr + i, xa, xb);
-                    chunk_io<W, Arch, false>::load(gp + i * g_step, v.g[0], v.g[1]);
+                    chunk_io<float, Arch, false>::load(gp + i * g_step, v.g[0], v.g[1]);
                     finish(v, xa, xb, s);
                   };
   auto load_partial = [&](const T* dyr, const T* xr, std::size_t i, std::size_t n, const row_scalars& s,
