@@ -323,6 +323,21 @@ struct bench_op<normkit::detail::residual_add_op> {
   static constexpr bool benchmarked = false;
 };
 
+// The forward variants' statistics op (rms_norm_fwd, layer_norm_fwd) and the backward ops have
+// their own benchmark, normkit_bench_backward (bench/backward.cpp): other operands, other bytes.
+template <>
+struct bench_op<normkit::detail::norm_stats_op> {
+  static constexpr bool benchmarked = false;
+};
+template <>
+struct bench_op<normkit::detail::rms_norm_backward_op> {
+  static constexpr bool benchmarked = false;
+};
+template <>
+struct bench_op<normkit::detail::layer_norm_backward_op> {
+  static constexpr bool benchmarked = false;
+};
+
 template <class Op, class Policy, class In, class W, class Out>
 bool run_once(path p, const In* x, const W* gamma, const W* beta, Out* y, shape s, float eps) {
   return bench_op<Op>::template run<Policy>(p, x, gamma, beta, y, s, eps);

@@ -226,6 +226,146 @@ struct parity_op<normkit::detail::residual_add_op> {
   static constexpr bool accepts = false;  // no policies
 };
 
+// The forward variants that save statistics (rms_norm_fwd, layer_norm_fwd: norm_stats_op, then
+// the plain norm kernel): y must be the plain forward's bits; without a bias the call is
+// rms_norm_fwd, with one layer_norm_fwd (their statistics are checked bit for bit in
+// test_backward.cpp).
+template <>
+struct parity_op<normkit::detail::norm_stats_op> {
+  static constexpr bool has_gamma = true, has_beta = true;
+  template <class Policy, class In>
+  static normkit::status api(const buffers& b) {
+    std::vector<float> rstd(b.rows), mean(b.rows);
+    if (!b.beta)
+      return normkit::rms_norm_fwd<Policy>(static_cast<const In*>(b.x), static_cast<const In*>(b.gamma),
+                                           static_cast<In*>(b.y), rstd.data(), b.rows, b.cols, b.eps,
+                                           b.x_stride, b.y_stride);
+    return normkit::layer_norm_fwd<Policy>(static_cast<const In*>(b.x), static_cast<const In*>(b.gamma),
+                                           static_cast<const In*>(b.beta), static_cast<In*>(b.y), mean.data(),
+                                           rstd.data(), b.rows, b.cols, b.eps, b.x_stride, b.y_stride);
+  }
+  template <class Policy, class In>
+  static normkit::status ref(const buffers& b) {
+    if (!b.beta)
+      return normkit::reference::rms_norm<Policy>(static_cast<const In*>(b.x),
+                                                  static_cast<const In*>(b.gamma), static_cast<In*>(b.y),
+                                                  b.rows, b.cols, b.eps);
+    return normkit::reference::layer_norm<Policy>(
+        static_cast<const In*>(b.x), static_cast<const In*>(b.gamma), static_cast<const In*>(b.beta),
+        static_cast<In*>(b.y), b.rows, b.cols, b.eps);
+  }
+  using sweep = type_list<some_combinations<
+      type_list<normkit::llama, normkit::gemma, normkit::gemma3n, normkit::olmo2, normkit::t5,
+                normkit::pytorch, normkit::round_once, normkit::round_twice, normkit::onnxruntime,
+                normkit::flashinfer, normkit::flashinfer_gemma>,
+      type_list<type_list<float>, type_list<bf16>, type_list<fp16>>>>;
+  // contract: layer_norm_fwd<onnx> does not compile, as layer_norm<onnx>.
+  template <class Policy>
+  static constexpr bool accepts = Policy::layer_norm_exact;
+};
+
+// The backward ops, slot T (dy, x, dx; the harness sweeps gamma in T too, other gain types are in
+// test_backward.cpp): the harness's x is x, its gamma gamma and its y dx. dy is a fixed function of the
+// position (the same in both calls) and the statistics come from the reference forward on x, so only dx is
+// compared here; dgamma, dbeta, the partials and the statistics no forward produces are in test_backward.cpp.
+template <class T>
+std::vector<T> backward_dy(std::size_t rows, std::size_t cols, std::size_t stride) {
+  std::vector<T> dy(rows == 0 ? 0 : (rows - 1) * stride + cols + 1);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t i = 0; i < cols; ++i)
+      dy[r * stride + i] = normkit::from_float<T>(static_cast<float>((r * 7 + i * 13) % 19) * 0.125f - 1.0f);
+  return dy;
+}
+template <class T>
+std::vector<T> contiguous(const buffers& b) {
+  std::vector<T> x(b.rows * b.cols + 1);
+  for (std::size_t r = 0; r < b.rows; ++r)
+    for (std::size_t i = 0; i < b.cols; ++i)
+      x[r * b.cols + i] = static_cast<const T*>(b.x)[r * b.x_stride + i];
+  return x;
+}
+
+template <>
+struct parity_op<normkit::detail::rms_norm_backward_op> {
+  static constexpr bool has_gamma = true, has_beta = false;
+  template <class Policy, class T, class W = T>
+  static std::vector<float> rstd_of(const buffers& b) {
+    const std::vector<T> x = contiguous<T>(b);
+    std::vector<T> y(x.size());
+    std::vector<float> rstd(b.rows + 1);
+    if (normkit::reference::rms_norm_fwd<Policy>(x.data(), static_cast<const W*>(b.gamma), y.data(),
+                                                 rstd.data(), b.rows, b.cols, b.eps) != normkit::status::ok)
+      rstd.clear();
+    return rstd;
+  }
+  template <class Policy, class T, class W = T>
+  static normkit::status api(const buffers& b) {
+    const std::vector<T> dy = backward_dy<T>(b.rows, b.cols, b.x_stride);
+    const std::vector<float> rstd = rstd_of<Policy, T, W>(b);
+    std::vector<float> dgamma(b.cols + 1);
+    return normkit::rms_norm_backward<Policy>(
+        dy.data(), static_cast<const T*>(b.x), static_cast<const W*>(b.gamma), rstd.data(),
+        static_cast<T*>(b.y), dgamma.data(), b.rows, b.cols, b.x_stride, b.x_stride, b.y_stride);
+  }
+  template <class Policy, class T, class W = T>
+  static normkit::status ref(const buffers& b) {
+    const std::vector<T> dy = backward_dy<T>(b.rows, b.cols, b.cols);
+    const std::vector<float> rstd = rstd_of<Policy, T, W>(b);
+    std::vector<float> dgamma(b.cols + 1);
+    return normkit::reference::rms_norm_backward<Policy>(dy.data(), static_cast<const T*>(b.x),
+                                                         static_cast<const W*>(b.gamma), rstd.data(),
+                                                         static_cast<T*>(b.y), dgamma.data(), b.rows, b.cols);
+  }
+  // Every T for both gain knobs; bf16 for the presets that share their kernels.
+  using sweep =
+      type_list<all_combinations<type_list<normkit::llama, normkit::gemma>>,
+                some_combinations<
+                    type_list<normkit::gemma3n, normkit::olmo2, normkit::t5, normkit::pytorch, normkit::onnx,
+                              normkit::round_once, normkit::round_twice, normkit::onnxruntime,
+                              normkit::flashinfer, normkit::flashinfer_gemma, all_knobs>,
+                    type_list<type_list<bf16>>>>;
+  template <class Policy>
+  static constexpr bool accepts = true;
+};
+
+template <>
+struct parity_op<normkit::detail::layer_norm_backward_op> {
+  static constexpr bool has_gamma = true, has_beta = false;
+  template <class Policy, class T, class W = T>
+  static void stats_of(const buffers& b, std::vector<float>& mean, std::vector<float>& rstd) {
+    const std::vector<T> x = contiguous<T>(b);
+    std::vector<T> y(x.size());
+    mean.assign(b.rows + 1, 0.0f);
+    rstd.assign(b.rows + 1, 0.0f);
+    // The statistics of the pytorch convention (a backward takes them from any LayerNorm forward).
+    (void)normkit::reference::layer_norm_fwd<normkit::pytorch>(
+        x.data(), static_cast<const W*>(b.gamma), static_cast<const W*>(nullptr), y.data(), mean.data(),
+        rstd.data(), b.rows, b.cols, b.eps);
+  }
+  template <class Policy, class T, class W = T>
+  static normkit::status api(const buffers& b) {
+    const std::vector<T> dy = backward_dy<T>(b.rows, b.cols, b.x_stride);
+    std::vector<float> mean, rstd, dgamma(b.cols + 1), dbeta(b.cols + 1);
+    stats_of<Policy, T, W>(b, mean, rstd);
+    return normkit::layer_norm_backward<Policy>(dy.data(), static_cast<const T*>(b.x),
+                                                static_cast<const W*>(b.gamma), mean.data(), rstd.data(),
+                                                static_cast<T*>(b.y), dgamma.data(), dbeta.data(), b.rows,
+                                                b.cols, b.x_stride, b.x_stride, b.y_stride);
+  }
+  template <class Policy, class T, class W = T>
+  static normkit::status ref(const buffers& b) {
+    const std::vector<T> dy = backward_dy<T>(b.rows, b.cols, b.cols);
+    std::vector<float> mean, rstd, dgamma(b.cols + 1), dbeta(b.cols + 1);
+    stats_of<Policy, T, W>(b, mean, rstd);
+    return normkit::reference::layer_norm_backward<Policy>(
+        dy.data(), static_cast<const T*>(b.x), static_cast<const W*>(b.gamma), mean.data(), rstd.data(),
+        static_cast<T*>(b.y), dgamma.data(), dbeta.data(), b.rows, b.cols);
+  }
+  using sweep = parity_op<normkit::detail::rms_norm_backward_op>::sweep;
+  template <class Policy>
+  static constexpr bool accepts = true;
+};
+
 // ---- An op x policy x type combination, type-erased: what the harness calls.
 struct op_desc {
   std::string name;   // e.g. rms_norm<llama>

@@ -13,13 +13,16 @@
 #pragma once
 
 #include "add_norm.hpp"
+#include "backward_reduce.hpp"
 #include "convert.hpp"
 #include "dispatch.hpp"
 #include "fp8.hpp"
 #include "layer_norm.hpp"
+#include "layer_norm_backward.hpp"
 #include "policy.hpp"
 #include "reference.hpp"
 #include "rms_norm.hpp"
+#include "rms_norm_backward.hpp"
 #include "status.hpp"
 #include "types.hpp"
 #include "version.hpp"

@@ -49,6 +49,17 @@ float sum_squares(const In* x, std::size_t cols, float scale) {
   return fold_halves<scalar_tag, canonical_lanes>(p);
 }
 
+// A row's statistics as the output step uses them (the references' form of simd/rows.hpp's
+// row_stats): S or s, the shift K (LayerNorm), m, the rescale factor and the eps that go with them.
+struct row_moments {
+  float sum;
+  float shift;
+  float mean;
+  float scale;
+  float eps;
+  bool nan_row;
+};
+
 // The output loop: y_i = Out(policy(n_i, g_i, b_i)), with v(i) the row value feeding n_i.
 template <class Knobs, class In, class W, class Out, class Value>
 void write_row(const W* gamma, const W* beta, Out* y, std::size_t cols, float factor, Value v) {

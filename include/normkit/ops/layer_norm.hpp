@@ -43,61 +43,70 @@ struct layer_norm_args {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace reference {
 
-// One LayerNorm row, shifted two-pass (never E[x^2] - E[x]^2):
+// One LayerNorm row's statistics, shifted two-pass (never E[x^2] - E[x]^2):
 //   K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / d; c_i = d_i - m; S = csum(c_i^2);
-//   if m * m > 16 * (S / d): K = K + m and d_i, m, c_i, S once more (one refinement);
-//   inv = 1 / sqrt(S / d + eps); n_i = c_i * inv; y_i = Out(fma(n_i, g_i, b_i)) per the policy.
+//   if m * m > 16 * (S / d): K = K + m and d_i, m, c_i, S once more (one refinement).
 // The rescale is decided on the first statistics (scale 1, unrefined); the refinement comes
-// after it, in the scaled domain when the row was rescaled.
-template <class Policy, class In, class W, class Out>
-void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float eps) {
-  static_assert(Policy::layer_norm_exact,
-                "normkit: this preset's LayerNorm convention (e.g. the ONNX LayerNormalization "
-                "spec's extra rounding before adding B) is not reproduced by layer_norm");
-  using Knobs = detail::knobs_of<Policy>;
+// after it, in the scaled domain when the row was rescaled. nan_row for a row with a NaN or Inf.
+template <class In>
+impl::row_moments layer_norm_row_stats(const In* x, std::size_t cols, float eps) {
   const float d = static_cast<float>(cols);
-  float scale = 1.0f, shift = 0.0f, mean = 0.0f, sum_sq = 0.0f;
+  impl::row_moments st{0.0f, 0.0f, 0.0f, 1.0f, eps, false};
   // m and S = csum(c_i^2) (undivided) for the current shift and scale.
   auto moments = [&] {
     float p[detail::canonical_lanes] = {};
     for (std::size_t i = 0; i < cols; ++i) {
       // contract: d_i = f(x_i) - K, written as fma(f(x_i), 2^-e, -K) so that no contraction flag
       // can fuse the overflow path's scaling differently (scale is 1 otherwise: exact).
-      const float di = detail::fma_f32(to_float(x[i]), scale, -shift);
+      const float di = detail::fma_f32(to_float(x[i]), st.scale, -st.shift);
       p[i % detail::canonical_lanes] = p[i % detail::canonical_lanes] + di;
     }
     // contract: m = csum(d_i) / float(d)
-    mean = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) / d;
+    st.mean = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) / d;
     float q[detail::canonical_lanes] = {};
     for (std::size_t i = 0; i < cols; ++i) {
-      const float c = detail::fma_f32(to_float(x[i]), scale, -shift) - mean;
+      const float c = detail::fma_f32(to_float(x[i]), st.scale, -st.shift) - st.mean;
       q[i % detail::canonical_lanes] = detail::fma_f32(c, c, q[i % detail::canonical_lanes]);
     }
-    sum_sq = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(q);
+    st.sum = detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(q);
   };
-  shift = to_float(x[0]);  // contract: K = f(x_0)
+  st.shift = to_float(x[0]);  // contract: K = f(x_0)
   moments();
   // contract: the rescale, decided on the first statistics: K = f(x_0) * 2^-e, statistics again.
-  if (detail::needs_rescale<detail::scalar_tag>(sum_sq, d, eps)) {
+  if (detail::needs_rescale<detail::scalar_tag>(st.sum, d, eps)) {
     if (!detail::all_finite<detail::scalar_tag>(x, cols))
-      return detail::fill_nan<detail::scalar_tag>(y, cols);
+      return st.nan_row = true, st;
     const detail::overflow_scale o =
         detail::make_overflow_scale<detail::scalar_tag>(detail::max_abs<detail::scalar_tag>(x, cols), eps);
-    scale = o.scale;
-    eps = o.eps;
-    shift = to_float(x[0]) * scale;
+    st.scale = o.scale;
+    st.eps = o.eps;
+    st.shift = to_float(x[0]) * st.scale;
     moments();
   }
   // contract: if m * m > 16 * (S / d): K = K + m, one fp32 add (in the scaled domain when
   // rescaled: K and m both carry 2^-e), then d_i, m, c_i, S once more. One refinement only.
-  if (detail::shift_is_outlier<detail::scalar_tag>(mean, sum_sq, d)) {
-    shift = shift + mean;
+  if (detail::shift_is_outlier<detail::scalar_tag>(st.mean, st.sum, d)) {
+    st.shift = st.shift + st.mean;
     moments();
   }
+  return st;
+}
+
+// One LayerNorm row: its statistics (above), then
+//   inv = 1 / sqrt(S / d + eps); n_i = c_i * inv; y_i = Out(fma(n_i, g_i, b_i)) per the policy.
+template <class Policy, class In, class W, class Out>
+void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float eps) {
+  static_assert(Policy::layer_norm_exact,
+                "normkit: this preset's LayerNorm convention (e.g. the ONNX LayerNormalization "
+                "spec's extra rounding before adding B) is not reproduced by layer_norm");
+  using Knobs = detail::knobs_of<Policy>;
+  const impl::row_moments st = layer_norm_row_stats(x, cols, eps);
+  if (st.nan_row)
+    return detail::fill_nan<detail::scalar_tag>(y, cols);
   // contract: var = S / float(d); inv = 1 / sqrt(var + eps)
-  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(sum_sq, d, eps);
+  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(st.sum, static_cast<float>(cols), st.eps);
   impl::write_row<Knobs, In, W, Out>(gamma, beta, y, cols, factor, [&](std::size_t i) {
-    return detail::fma_f32(to_float(x[i]), scale, -shift) - mean;
+    return detail::fma_f32(to_float(x[i]), st.scale, -st.shift) - st.mean;
   });
 }
 

@@ -4,7 +4,10 @@
 #pragma once
 
 #include "convert_simd.hpp"
+#include "layer_norm_backward_simd.hpp"
 #include "layer_norm_simd.hpp"
 #include "list.hpp"
 #include "residual_add_simd.hpp"
+#include "norm_stats_simd.hpp"
+#include "rms_norm_backward_simd.hpp"
 #include "rms_norm_simd.hpp"

@@ -44,23 +44,36 @@ namespace reference {
 //   s = csum(f(x_i)^2); ms = s / float(d); inv = 1 / sqrt(ms + eps); n_i = f(x_i) * inv; policy.
 // A row with a NaN or Inf gives canonical NaNs; a finite row whose sum of squares overflows is
 // recomputed on x * 2^-e.
+// One RMSNorm row's statistics: s = csum(f(x_i)^2), or on the overflow path csum((f(x_i) * 2^-e)^2)
+// with its scale and eps; nan_row for a row with a NaN or Inf.
+template <class In>
+impl::row_moments rms_norm_row_stats(const In* x, std::size_t cols, float eps) {
+  impl::row_moments st{impl::sum_squares(x, cols, 1.0f), 0.0f, 0.0f, 1.0f, eps, false};
+  if (detail::needs_rescale<detail::scalar_tag>(st.sum, static_cast<float>(cols), eps)) {
+    if (!detail::all_finite<detail::scalar_tag>(x, cols))
+      return st.nan_row = true, st;
+    const detail::overflow_scale o =
+        detail::make_overflow_scale<detail::scalar_tag>(detail::max_abs<detail::scalar_tag>(x, cols), eps);
+    st.scale = o.scale;
+    st.eps = o.eps;
+    st.sum = impl::sum_squares(x, cols, st.scale);
+  }
+  return st;
+}
+
+// One RMSNorm row (docs/contract.md):
+//   s = csum(f(x_i)^2); ms = s / float(d); inv = 1 / sqrt(ms + eps); n_i = f(x_i) * inv; policy.
+// A row with a NaN or Inf gives canonical NaNs; a finite row whose sum of squares overflows is
+// recomputed on x * 2^-e.
 template <class Policy, class In, class W, class Out>
 void rms_norm_row(const In* x, const W* gamma, Out* y, std::size_t cols, float eps) {
   using Knobs = detail::knobs_of<Policy>;
-  float scale = 1.0f;
-  float s = impl::sum_squares(x, cols, scale);
-  if (detail::needs_rescale<detail::scalar_tag>(s, static_cast<float>(cols), eps)) {
-    if (!detail::all_finite<detail::scalar_tag>(x, cols))
-      return detail::fill_nan<detail::scalar_tag>(y, cols);
-    const detail::overflow_scale o =
-        detail::make_overflow_scale<detail::scalar_tag>(detail::max_abs<detail::scalar_tag>(x, cols), eps);
-    scale = o.scale;
-    eps = o.eps;
-    s = impl::sum_squares(x, cols, scale);
-  }
-  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(s, static_cast<float>(cols), eps);
+  const impl::row_moments st = rms_norm_row_stats(x, cols, eps);
+  if (st.nan_row)
+    return detail::fill_nan<detail::scalar_tag>(y, cols);
+  const float factor = detail::row_factor<Knobs, impl::scalar_ops>(st.sum, static_cast<float>(cols), st.eps);
   impl::write_row<Knobs, In, W, Out>(gamma, static_cast<const W*>(nullptr), y, cols, factor,
-                                     [&](std::size_t i) { return to_float(x[i]) * scale; });
+                                     [&](std::size_t i) { return to_float(x[i]) * st.scale; });
 }
 
 }  // namespace reference

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+// normkit_bench_backward: the backward passes at 4096 x 4096 bf16 (single thread) against the copy
+// roof of the same bytes, next to the naive two-loop backward and PyTorch's formulas
+// (backward_baselines.cpp), in one binary and one run.
+//
+//   bytes = dy + x + dx (rows x cols x 2 each) + statistics (rows x 4, LayerNorm x 2)
+//           + gamma (cols x 2) + dgamma (cols x 4, LayerNorm + dbeta)
+//   roof  = the faster of memcpy and a streaming copy of bytes / 2 into another buffer (so the
+//           copy moves the same number of bytes: half read, half written)
+//
+//   build/bench/bench/normkit_bench_backward --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <benchmark/benchmark.h>
+#include <normkit/normkit.hpp>
+
+#include <cstddef>  // std::size_t
+#include <cstring>  // std::memcpy
+#include <vector>   // std::vector
+
+#include "backward_baselines.hpp"
+#include "baselines.hpp"  // stream_copy
+
+namespace {
+
+using normkit::bf16;
+constexpr std::size_t rows = 4096, cols = 4096;
+
+struct data {
+  std::vector<bf16> dy, x, dx, gamma;
+  std::vector<float> rstd, mean, dgamma, dbeta;
+  data()
+      : dy(rows * cols),
+        x(rows * cols),
+        dx(rows * cols),
+        gamma(cols),
+        rstd(rows),
+        mean(rows),
+        dgamma(cols),
+        dbeta(cols) {
+    std::uint32_t s = 1;
+    auto next = [&] {
+      s = s * 1664525u + 1013904223u;
+      return static_cast<float>(s >> 8) * 0x1p-24f - 0.5f;
+    };
+    for (std::size_t i = 0; i < rows * cols; ++i)
+      x[i] = bf16(next() * 4.0f), dy[i] = bf16(next());
+    for (auto& g : gamma)
+      g = bf16(1.0f + next() * 0.2f);
+    std::vector<bf16> y(rows * cols);
+    (void)normkit::layer_norm_fwd<normkit::pytorch>(x.data(), gamma.data(), static_cast<const bf16*>(nullptr),
+                                                    y.data(), mean.data(), rstd.data(), rows, cols, 1e-5f);
+  }
+  static data& get() {
+    static data d;
+    return d;
+  }
+};
+
+double bytes_of(bool layer) {
+  const double stats = layer ? 2.0 : 1.0, grads = layer ? 2.0 : 1.0;
+  return 3.0 * rows * cols * sizeof(bf16) + stats * rows * sizeof(float) + cols * sizeof(bf16) +
+         grads * cols * sizeof(float);
+}
+
+void report(benchmark::State& st, bool layer) {
+  st.counters["GB/s"] = benchmark::Counter(bytes_of(layer), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <bool Layer>
+void copy_roof(benchmark::State& st, bool streaming) {
+  const std::size_t half = static_cast<std::size_t>(bytes_of(Layer) / 2);
+  std::vector<unsigned char> a(half, 1), b(half, 2);
+  for (auto _ : st) {
+    if (streaming)
+      normkit_bench::stream_copy(b.data(), a.data(), half);
+    else
+      std::memcpy(b.data(), a.data(), half);
+    benchmark::DoNotOptimize(b.data());
+  }
+  report(st, Layer);
+}
+
+void BM_CopyRms(benchmark::State& st) {
+  copy_roof<false>(st, st.range(0) != 0);
+}
+void BM_CopyLayer(benchmark::State& st) {
+  copy_roof<true>(st, st.range(0) != 0);
+}
+
+void BM_RmsNormBackward(benchmark::State& st) {
+  data& d = data::get();
+  for (auto _ : st) {
+    switch (st.range(0)) {
+      case 0:
+        (void)normkit::rms_norm_backward<normkit::llama>(
+            d.dy.data(), d.x.data(), d.gamma.data(), d.rstd.data(), d.dx.data(), d.dgamma.data(), rows, cols);
+        break;
+      case 1:
+        normkit_bench::naive_rms_norm_backward(d.dy.data(), d.x.data(), d.gamma.data(), d.rstd.data(),
+                                               d.dx.data(), d.dgamma.data(), rows, cols);
+        break;
+      default:
+        normkit_bench::pytorch_rms_norm_backward(d.dy.data(), d.x.data(), d.gamma.data(), d.rstd.data(),
+                                                 d.dx.data(), d.dgamma.data(), rows, cols);
+    }
+    benchmark::DoNotOptimize(d.dx.data());
+  }
+  report(st, false);
+}
+
+void BM_LayerNormBackward(benchmark::State& st) {
+  data& d = data::get();
+  for (auto _ : st) {
+    switch (st.range(0)) {
+      case 0:
+        (void)normkit::layer_norm_backward<normkit::pytorch>(d.dy.data(), d.x.data(), d.gamma.data(),
+                                                             d.mean.data(), d.rstd.data(), d.dx.data(),
+                                                             d.dgamma.data(), d.dbeta.data(), rows, cols);
+        break;
+      case 1:
+        normkit_bench::naive_layer_norm_backward(d.dy.data(), d.x.data(), d.gamma.data(), d.mean.data(),
+                                                 d.rstd.data(), d.dx.data(), d.dgamma.data(), d.dbeta.data(),
+                                                 rows, cols);
+        break;
+      default:
+        normkit_bench::pytorch_layer_norm_backward(d.dy.data(), d.x.data(), d.gamma.data(), d.mean.data(),
+                                                   d.rstd.data(), d.dx.data(), d.dgamma.data(),
+                                                   d.dbeta.data(), rows, cols);
+    }
+    benchmark::DoNotOptimize(d.dx.data());
+  }
+  report(st, true);
+}
+
+// range 0: normkit (dispatched), 1: naive two-loop, 2: PyTorch's formula. Copy: 0 memcpy, 1 streaming.
+BENCHMARK(BM_CopyRms)->ArgName("streaming")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RmsNormBackward)->ArgName("impl")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CopyLayer)->ArgName("streaming")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LayerNormBackward)->ArgName("impl")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

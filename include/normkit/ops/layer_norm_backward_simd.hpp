@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// normkit: the LayerNorm backward op's SIMD rows, on the backward row machinery of
+// simd/backward_rows.hpp.
+#pragma once
+
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
+#include <xsimd/xsimd.hpp>
+
+#include "../core/abi.hpp"
+#include "../core/op.hpp"
+#include "../simd/backward_rows.hpp"
+#include "../simd/diagnostics.hpp"
+#include "layer_norm_backward.hpp"
+
+NORMKIT_INTRINSICS_BEGIN
+
+namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
+namespace detail {
+
+template <>
+struct simd_rows<layer_norm_backward_op> {
+  template <class Arch, class Knobs, class T>
+  static void rows(const layer_norm_backward_op::args<T>& a) {
+    backward_simd_rows<Arch, true>(a.dy, a.x, a.gain, a.rstd, a.mean, a.dx, a.dgamma, a.dbeta, a.rows, a.cols,
+                                   a.dy_stride, a.x_stride, a.dx_stride, a.stream);
+  }
+};
+
+}  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit
+
+NORMKIT_INTRINSICS_END
+
+#include "../core/fp_precise_end.hpp"

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+// normkit: the backward pass's SIMD rows, templated on the xsimd arch, for both norms (Centered:
+// LayerNorm). Rows go in groups of up to four inside a 64-row block: first each row's statistics
+// pass (LayerNorm: the re-centring sum, then b = csum(t n) and a = csum(t); RMSNorm: b), then one
+// pass over the columns that writes the group's dx and adds its rows, in row order, into the
+// block's dgamma / dbeta partials held in registers -- one read and one write of the partials per
+// group instead of per row, and the same fma sequence per column as the reference
+// (core/backward.hpp), whose bits every step reproduces (docs/contract.md, "Backward"). Chunks
+// use the split layout for every type (the float partials have no interleaved form).
+#pragma once
+
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
+#include <xsimd/xsimd.hpp>
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uintptr_t
+
+#include "../core/abi.hpp"
+#include "../core/backward.hpp"
+#include "../core/canonical_sum.hpp"
+#include "../core/epilogue.hpp"
+#include "../core/storage.hpp"
+#include "../core/tuning.hpp"
+#include "chunk.hpp"
+#include "diagnostics.hpp"
+#include "io.hpp"
+#include "rows.hpp"
+
+NORMKIT_INTRINSICS_BEGIN
+
+namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
+namespace detail {
+
+// Rows whose output pass runs together (they share one read and write of the block partials).
+constexpr std::size_t grad_group_rows = 4;
+
+template <class Arch, bool Centered, class T>
+void backward_simd_rows(const T* dy, const T* x, const float* gain, const float* rstd, const float* mean,
+                        T* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
+                        std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream) {
+  using B = typename shape<Arch>::batch;
+  using M = xsimd::batch_bool<float, Arch>;
+  using table = neutral_table<float>;
+  constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width, G = grad_group_rows;
+  // g_i as fp32 (the policy's offset added by the caller); a null gain reads 1 with step 0.
+  const std::size_t g_step = gain ? 1 : 0;
+  const float* const gp = gain ? gain : neutral_values<Arch, float>(table::one);
+  const float d = static_cast<float>(cols);
+  // Streaming stores need every row's dx to start at the same offset within a cache line.
+  stream = stream && (dx_stride * sizeof(T)) % cache_line == 0;
+  const std::size_t head =
+      stream ? min_of(cols, (cache_line - reinterpret_cast<std::uintptr_t>(dx) % cache_line) % cache_line /
+                                sizeof(T))
+             : 0;
+
+  // One chunk's values of one row: f(dy), g, t = f(dy) * g and n, each for registers a and b.
+  // contract: t_i = f(dy_i) * g_i; n_i = f(x_i) * rstd, or ((f(x_i) - K) - m) * rstd.
+  struct values {
+    B y[2], g[2], t[2], n[2];
+  };
+  struct row_scalars {
+    B rs, shift, m, neg_b, neg_a;
+  };
+  auto finish = [](values& v, B xa, B xb, const row_scalars& s) NORMKIT_LAMBDA_ALWAYS_INLINE {
+    const B xs[2] = {xa, xb};
+    for (int h = 0; h < 2; ++h) {
+      v.t[h] = v.y[h] * v.g[h];
+      if constexpr (Centered)
+        v.n[h] = ((xs[h] - s.shift) - s.m) * s.rs;
+      else
+        v.n[h] = xs[h] * s.rs;
+    }
+  };
+  auto load = [&](const T* dyr, const T* xr, std::size_t i, const row_scalars& s, values& v)
+                  NORMKIT_LAMBDA_ALWAYS_INLINE {
+                    B xa, xb;
+                    chunk_io<T, Arch, false>::load(dyr + i, v.y[0], v.y[1]);
+                    chunk_io<T, Arch, false>::load(xr + i, xa, xb);
+                    chunk_io<float, Arch, false>::load(gp + i * g_step, v.g[0], v.g[1]);
+                    finish(v, xa, xb, s);
+                  };
+  auto load_partial = [&](const T* dyr, const T* xr, std::size_t i, std::size_t n, const row_scalars& s,
+                          values& v) {
+    B xa, xb;
+    load_chunk_partial<Arch, false>(dyr + i, n, v.y[0], v.y[1]);
+    load_chunk_partial<Arch, false>(xr + i, n, xa, xb);
+    load_chunk_partial<Arch, false>(gp + i * g_step, n, v.g[0], v.g[1]);
+    finish(v, xa, xb, s);
+  };
+
+  // The statistics pass of one row. contract (LayerNorm): K = mean; m = csum(f(x_i) - K) / d.
+  // contract: b = csum(t_i * n_i) / d, p = fma(t_i, n_i, p); a = csum(t_i) / d with
+  // p = fma(f(dy_i), g_i, p) (LayerNorm); the padding lanes of the tail add exact zeros whatever
+  // rstd is (their values selected to 0). b and a are kept negated as floats: xsimd's unary minus
+  // on a batch is not a sign flip on every arch (0 - x turns -0 into +0), and fma(n, -b, u) ==
+  // fma(-n, b, u) bit for bit, signed zeros included.
+  auto row_stats_of = [&](std::size_t r) {
+    const T* const dyr = dy + r * dy_stride;
+    const T* const xr = x + r * x_stride;
+    row_scalars s{B(rstd[r]), B(Centered ? mean[r] : 0.0f), B(0.0f), B(0.0f), B(0.0f)};
+    if constexpr (Centered) {
+      const B shift = s.shift;
+      s.m = B(canonical_sum<Arch, false>(plain_source<Arch, false, T>{xr, nullptr}, cols,
+                                         [&](B acc, B v, const M* keep) {
+                                           const B di = v - shift;
+                                           return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
+                                         }) /
+              d);
+    }
+    B p[A], q[A];
+    zero_all(p, std::make_index_sequence<A>{});
+    zero_all(q, std::make_index_sequence<A>{});
+    auto accumulate = [&](std::size_t j, const values& v) NORMKIT_LAMBDA_ALWAYS_INLINE {
+      for (std::size_t h = 0; h < 2; ++h) {
+        p[j + h] = arch_impl::fma<Arch>(v.t[h], v.n[h], p[j + h]);
+        if constexpr (Centered)
+          q[j + h] = arch_impl::fma<Arch>(v.y[h], v.g[h], q[j + h]);
+      }
+    };
+    std::size_t i = 0;
+    for (; i + canonical_lanes <= cols; i += canonical_lanes) {
+#pragma GCC unroll 8
+      for (std::size_t j = 0; j < A; j += 2) {
+        values v;
+        load(dyr, xr, i + j / 2 * W2, s, v);
+        accumulate(j, v);
+      }
+    }
+#pragma GCC unroll 8
+    for (std::size_t j = 0; j < A; j += 2, i += W2) {
+      if (i >= cols)
+        continue;
+      values v;
+      if (i + W2 <= cols) {
+        load(dyr, xr, i, s, v);
+      } else {
+        load_partial(dyr, xr, i, cols - i, s, v);
+        const B zero(0.0f);
+        for (std::size_t h = 0; h < 2; ++h) {
+          const M keep = chunk_lanes_below<Arch, false>(h, cols - i);
+          v.y[h] = xsimd::select(keep, v.y[h], zero);
+          v.g[h] = xsimd::select(keep, v.g[h], zero);
+          v.t[h] = xsimd::select(keep, v.t[h], zero);
+          v.n[h] = xsimd::select(keep, v.n[h], zero);
+        }
+      }
+      accumulate(j, v);
+    }
+    s.neg_b = B(-(fold<Arch, false>(p) / d));
+    if constexpr (Centered)
+      s.neg_a = B(-(fold<Arch, false>(q) / d));
+    return s;
+  };
+
+  // contract: dx_i = T(fma(-n_i, b, fma(f(dy_i), g_i, -a)) * rstd) (RMSNorm: t_i in place of the
+  // inner fma); NaN dx canonical.
+  auto out = [](const values& v, const row_scalars& s, B& da, B& db) NORMKIT_LAMBDA_ALWAYS_INLINE {
+    B r2[2];
+    for (int h = 0; h < 2; ++h) {
+      const B u = Centered ? arch_impl::fma<Arch>(v.y[h], v.g[h], s.neg_a) : v.t[h];
+      r2[h] = arch_impl::fma<Arch>(v.n[h], s.neg_b, u) * s.rs;
+    }
+    da = r2[0];
+    db = r2[1];
+  };
+
+  row_scalars st[G];
+  for (std::size_t r0 = 0; r0 < rows;) {
+    const std::size_t k = r0 / grad_block_rows;
+    const std::size_t n_rows = min_of(G, min_of(rows, (k + 1) * grad_block_rows) - r0);
+    float* const pg = dgamma ? dgamma + k * cols : nullptr;
+    float* const pb = dbeta ? dbeta + k * cols : nullptr;
+    const bool first = r0 % grad_block_rows == 0;  // contract: a block partial starts at +0
+    for (std::size_t g = 0; g < n_rows; ++g)
+      st[g] = row_stats_of(r0 + g);
+
+    // The output pass of the group, chunk by chunk: the group's rows in order into the partials
+    // (read before dx is stored: dx may be dy). contract: dgamma partial p = fma(f(dy_i), n_i, p);
+    // dbeta partial q = q + f(dy_i).
+    auto chunk = [&](std::size_t i, std::size_t n, bool stream_it) NORMKIT_LAMBDA_ALWAYS_INLINE {
+      const bool whole = n == W2;
+      B sg[2] = {B(0.0f), B(0.0f)}, sb[2] = {B(0.0f), B(0.0f)};
+      if (pg && !first) {
+        if (whole)
+          chunk_io<float, Arch, false>::load(pg + i, sg[0], sg[1]);
+        else
+          load_chunk_partial<Arch, false>(pg + i, n, sg[0], sg[1]);
+      }
+      if (pb && !first) {
+        if (whole)
+          chunk_io<float, Arch, false>::load(pb + i, sb[0], sb[1]);
+        else
+          load_chunk_partial<Arch, false>(pb + i, n, sb[0], sb[1]);
+      }
+      for (std::size_t g = 0; g < n_rows; ++g) {
+        const std::size_t r = r0 + g;
+        values v;
+        if (whole)
+          load(dy + r * dy_stride, x + r * x_stride, i, st[g], v);
+        else
+          load_partial(dy + r * dy_stride, x + r * x_stride, i, n, st[g], v);
+        B da, db;
+        out(v, st[g], da, db);
+        for (int h = 0; h < 2; ++h) {
+          sg[h] = arch_impl::fma<Arch>(v.y[h], v.n[h], sg[h]);
+          if constexpr (Centered)
+            sb[h] = sb[h] + v.y[h];
+        }
+        T* const dxr = dx + r * dx_stride + i;
+        if (stream_it) {
+          chunk_io<T, Arch, false>::template store<true, true>(dxr, canonical_nan<Arch>(da),
+                                                               canonical_nan<Arch>(db));
+        } else if (whole) {
+          chunk_io<T, Arch, false>::template store<false, false>(dxr, da, db);
+        } else {
+          T buf[W2];
+          chunk_io<T, Arch, false>::template store<false, false>(buf, da, db);
+          copy_short<W2>(dxr, buf, n);
+        }
+      }
+      float fbuf[W2];
+      if (pg) {
+        chunk_io<float, Arch, false>::template store<true, false>(whole ? pg + i : fbuf, sg[0], sg[1]);
+        if (!whole)
+          copy_short<W2>(pg + i, fbuf, n);
+      }
+      if (pb) {
+        chunk_io<float, Arch, false>::template store<true, false>(whole ? pb + i : fbuf, sb[0], sb[1]);
+        if (!whole)
+          copy_short<W2>(pb + i, fbuf, n);
+      }
+    };
+    std::size_t i = 0;
+    for (std::size_t c; i < head; i += c)  // up to the first cache line of dx, then whole lines streamed
+      chunk(i, c = min_of(W2, head - i), false);
+    for (; i + W2 <= cols; i += W2)
+      chunk(i, W2, stream);
+    if (i < cols)
+      chunk(i, cols - i, false);
+
+    r0 += n_rows;
+    // contract: a NaN block partial is stored canonical, once the block's last row is in.
+    if (r0 % grad_block_rows == 0 || r0 == rows) {
+      if (pg)
+        canonicalize_nans<Arch>(pg, cols);
+      if (pb)
+        canonicalize_nans<Arch>(pb, cols);
+    }
+  }
+  if (stream)
+    arch_impl::store_fence<Arch>();
+}
+
+}  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit
+
+NORMKIT_INTRINSICS_END
+
+#include "../core/fp_precise_end.hpp"
