@@ -17,6 +17,7 @@
 #include "fp8.hpp"
 #include "layer_norm.hpp"
 #include "policy.hpp"
+#include "quant.hpp"
 #include "reference.hpp"
 #include "rms_norm.hpp"
 #include "status.hpp"

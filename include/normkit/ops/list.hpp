@@ -7,13 +7,14 @@
 #include "../core/type_list.hpp"
 #include "convert.hpp"
 #include "layer_norm.hpp"
+#include "quantize.hpp"
 #include "rms_norm.hpp"
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
-using ops = type_list<rms_norm_op, layer_norm_op, convert_op>;
+using ops = type_list<rms_norm_op, layer_norm_op, convert_op, quantize_op>;
 
 }  // namespace detail
 }  // namespace NORMKIT_ABI_NAMESPACE

@@ -6,4 +6,5 @@
 #include "convert_simd.hpp"
 #include "layer_norm_simd.hpp"
 #include "list.hpp"
+#include "quantize_simd.hpp"
 #include "rms_norm_simd.hpp"
