@@ -505,7 +505,8 @@ std::size_t quant_bytes(quant_kind k, shape s) {
 }
 
 template <class Q>
-bool unfused_quant(const bf16* x, const bf16* g, float* v, void* out, float* scales, shape s, quant_mode_t mode) {
+bool unfused_quant(const bf16* x, const bf16* g, float* v, void* out, float* scales, shape s,
+                   quant_mode_t mode) {
   using qop = normkit::detail::quantize_op;
   if (normkit::rms_norm<normkit::llama>(x, g, v, s.rows, s.cols, 1e-6f) != normkit::status::ok)
     return false;
@@ -543,8 +544,8 @@ bool run_quant(quant_kind k, bool fused, const bf16* x, const bf16* g, void* y, 
                                                     nullptr) == status::ok
                    : unfused_quant<std::int8_t>(x, g, v, q, scales, s, quant_mode_t::static_scale);
     case quant_kind::dynamic_e4m3:
-      return fused ? normkit::rms_norm_dynamic_quant<llama>(x, g, static_cast<normkit::e4m3*>(q), scales, r, c,
-                                                            1e-6f, 0.0f) == status::ok
+      return fused ? normkit::rms_norm_dynamic_quant<llama>(x, g, static_cast<normkit::e4m3*>(q), scales, r,
+                                                            c, 1e-6f, 0.0f) == status::ok
                    : unfused_quant<normkit::e4m3>(x, g, v, q, scales, s, quant_mode_t::dynamic_row);
     case quant_kind::dynamic_i8:
       return fused ? normkit::rms_norm_dynamic_quant<llama>(x, g, static_cast<std::int8_t*>(q), scales, r, c,
@@ -603,9 +604,11 @@ void register_quant(const std::vector<path>& paths) {
           if (k == quant_kind::plain_bf16 && !fused)
             continue;
           const std::string name = std::string("Quant/") + quant_name(k) + tail(s) + path_name(p) + "/" +
-                                   (k == quant_kind::plain_bf16 ? "plain" : fused ? "fused" : "unfused");
-          benchmark::RegisterBenchmark(name.c_str(),
-                                       [p, k, fused, s](benchmark::State& st) { bm_quant(st, p, k, fused, s); });
+                                   (k == quant_kind::plain_bf16 ? "plain"
+                                    : fused                     ? "fused"
+                                                                : "unfused");
+          benchmark::RegisterBenchmark(
+              name.c_str(), [p, k, fused, s](benchmark::State& st) { bm_quant(st, p, k, fused, s); });
         }
     }
 }

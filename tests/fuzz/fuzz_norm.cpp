@@ -37,8 +37,9 @@ namespace nd = normkit::detail;
 template <class Op>
 constexpr bool not_fuzzed_yet = std::is_same<Op, nd::quantize_op>::value;
 template <class Op>
-constexpr bool fuzzed = std::is_same<Op, nd::rms_norm_op>::value || std::is_same<Op, nd::layer_norm_op>::value ||
-                        std::is_same<Op, nd::convert_op>::value || not_fuzzed_yet<Op>;
+constexpr bool fuzzed =
+    std::is_same<Op, nd::rms_norm_op>::value || std::is_same<Op, nd::layer_norm_op>::value ||
+    std::is_same<Op, nd::convert_op>::value || not_fuzzed_yet<Op>;
 template <class... Ops>
 constexpr bool all_fuzzed(nd::type_list<Ops...>) {
   return (fuzzed<Ops> && ...);

@@ -85,7 +85,8 @@ constexpr const char* to_string(status s) noexcept {
       return "invalid_scale: a quantization scale is <= 0, NaN or Inf, or scale_ub is NaN or Inf; pass a "
              "finite scale > 0 (scale_ub <= 0 means no cap)";
     case status::invalid_block:
-      return "invalid_block: a Q8_0 output needs cols to be a multiple of 32 (normkit::block_q8_0::size); pad "
+      return "invalid_block: a Q8_0 output needs cols to be a multiple of 32 (normkit::block_q8_0::size); "
+             "pad "
              "the rows or quantize the tail another way";
     default:
       break;
