@@ -53,21 +53,23 @@ struct quant_simd {
     } else {
       using F = std::conditional_t<std::is_same<Q, e4m3>::value, e4m3_format, e5m2_format>;
       constexpr int drop = 23 - static_cast<int>(F::man_bits);
+      constexpr std::int32_t max_bits = static_cast<std::int32_t>(F::max_float_bits),
+                             min_normal = static_cast<std::int32_t>(F::min_normal_float_bits);
       const I u = bitwise_as<I>(p);
       const I a = u & I(0x7fffffff);
-      // Normal results (fp8_round_magnitude): integer RNE on the bits, then rebias.
-      const I r = a + I((1 << (drop - 1)) - 1) + ((a >> drop) & I(1));
-      const I normal = (r - I(static_cast<std::int32_t>((127u - F::bias) << 23))) >> drop;
-      // Subnormal results: count units of 2^(1 - bias - man_bits), i.e. RNE(|p| * 2^(bias + man_bits
-      // - 1)); the product is exact. Lanes with a larger |p| (NaN included) are zeroed first.
-      const I is_small =
-          xsimd::select(a < I(static_cast<std::int32_t>(F::min_normal_float_bits)), I(-1), I(0));
-      const B small = bitwise_as<B>(a & is_small);
+      // Saturation first: max is representable, so |p| >= max (Inf, and NaN, fixed below) rounds
+      // to it on the normal path.
+      const I c = xsimd::min(a, I(max_bits));
+      // Normal results (fp8_round_magnitude): integer RNE on the bits, then rebias, in one constant.
+      constexpr std::int32_t round_rebias =
+          (1 << (drop - 1)) - 1 - static_cast<std::int32_t>((127u - F::bias) << 23);
+      const I normal = (c + I(round_rebias) + ((c >> drop) & I(1))) >> drop;
+      // Subnormal results: units of 2^(1 - bias - man_bits), RNE(|p| * 2^(bias + man_bits - 1)); the
+      // product is exact. Larger lanes are capped at the smallest normal (no overflow, no NaN).
       constexpr float unit = static_cast<float>(1u << (F::bias + F::man_bits - 1u));
+      const B small = xsimd::min(bitwise_as<B>(c), B(bits_float(F::min_normal_float_bits)));
       const I sub = xsimd::to_int(arch_impl::round_even<Arch>(small * B(unit)));
-      I mag = xsimd::select(a < I(static_cast<std::int32_t>(F::min_normal_float_bits)), sub, normal);
-      mag = xsimd::select(a >= I(static_cast<std::int32_t>(F::max_float_bits)),
-                          I(static_cast<std::int32_t>(F::max_bits)), mag);
+      const I mag = xsimd::select(c < I(min_normal), sub, normal);
       const I signed_bits = mag | ((u >> 24) & I(0x80));
       return bitwise_as<U>(
           xsimd::select(a > I(0x7f800000), I(storage_traits<Q>::canonical_nan), signed_bits));
