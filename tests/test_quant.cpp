@@ -11,6 +11,7 @@
 //     plain norm (rms_norm / layer_norm with Out = float); amax against max |v|;
 //   - dynamic-scale edge cases (zero row, scale_ub cap, saturation) and the NaN-row rule;
 //   - bad arguments: each status, and nothing written.
+#include "bad_inputs.hpp"
 #include "quant_formulas.hpp"
 #include "support.hpp"
 
@@ -582,6 +583,41 @@ TEST_P(Quant, BadArgumentsReturnTheirStatusAndWriteNothing) {
   EXPECT_EQ(amax, 0.0f);
   EXPECT_TRUE(normkit::is_invalid_argument(status::invalid_scale));
   EXPECT_TRUE(normkit::is_invalid_argument(status::invalid_block));
+}
+
+// The catalogue (tests/bad_inputs.hpp, quant_cases): each case's status as written by hand, as the
+// rules give it (expected_quant_status), and as the call returns it; a rejected call leaves every
+// byte of the arena as it was.
+template <class Policy, class In, class W, class Q>
+void catalogue_for(bool layer, const char* types) {
+  namespace bi = bad_inputs;
+  for (bi::quant_format f :
+       {bi::quant_format::static_scale, bi::quant_format::dynamic_row, bi::quant_format::q8_0}) {
+    const bi::quant_types t = bi::quant_types_of<In, W, Q>(layer, f);
+    for (const bi::quant_case& c : bi::quant_cases(t, f)) {
+      bi::quant_placement p;
+      p.format = f;
+      p.qs = f == bi::quant_format::q8_0 ? 2 : p.cols;
+      c.edit(p);
+      bi::arena a;
+      const std::string what = std::string(layer ? "layer_norm " : "rms_norm ") + types + " format " +
+                               std::to_string(static_cast<int>(f)) + ": " + c.why;
+      EXPECT_EQ(bi::expected_quant_status(t, a.address(), p), c.want)
+          << what << " (the rules vs the catalogue)";
+      const auto before = a.snapshot();
+      EXPECT_EQ((bi::run_quant<Policy, In, W, Q>(layer, a, p)), c.want) << what;
+      if (c.want != status::ok) {
+        EXPECT_TRUE(a.same_as(before)) << what << ": a rejected call wrote";
+      }
+    }
+  }
+}
+
+TEST_P(Quant, CatalogueOfBadArguments) {
+  NORMKIT_USE_ISA(GetParam());
+  catalogue_for<normkit::llama, bf16, bf16, e4m3>(false, "bf16/bf16/e4m3");
+  catalogue_for<normkit::llama, bf16, bf16, std::int8_t>(false, "bf16/bf16/i8");
+  catalogue_for<normkit::pytorch, float, fp16, e5m2>(true, "f32/f16/e5m2");
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, Quant, ::testing::ValuesIn(all_isas()), isa_param_name);
