@@ -101,14 +101,7 @@ struct quant_simd {
     copy_short<W>(reinterpret_cast<std::uint8_t*>(p), buf, n);
   }
 
-  static std::uint32_t lanes_max(U m) {
-    alignas(64) std::uint32_t lanes[W];
-    m.store_aligned(lanes);
-    std::uint32_t r = 0;
-    for (std::size_t l = 0; l < W; ++l)
-      r = max_of(r, lanes[l]);
-    return r;
-  }
+  static std::uint32_t lanes_max(U m) { return arch_impl::hmax_u32<Arch>(m); }
 
   // max |v| bits of a row (zero padding changes nothing).
   static std::uint32_t row_max(const float* v, std::size_t n) {
@@ -147,22 +140,51 @@ struct quant_simd {
     return Amax ? lanes_max(m) : 0u;
   }
 
+  // Blocks in groups: the maxima, then the scales (W blocks per register), then the values, so
+  // that the scale arithmetic (two divisions and the fp16 rounding per block) is not a scalar
+  // chain between each block's loads and stores.
   static void q8_0_row(const float* v, block_q8_0* out, std::size_t n) {
     constexpr std::size_t K = block_q8_0::size / W;  // registers per block
     static_assert(K * W == block_q8_0::size, "a block is whole registers");
-    for (std::size_t b = 0; b < n / block_q8_0::size; ++b) {
-      const float* x = v + b * block_q8_0::size;
-      B xs[K];
-      U m(0u);
-      for (std::size_t k = 0; k < K; ++k) {
-        xs[k] = B::load_unaligned(x + k * W);
-        m = xsimd::max(m, magnitude(xs[k]));
+    constexpr std::size_t G = 64;  // blocks per group
+    const std::size_t blocks = n / block_q8_0::size;
+    for (std::size_t b0 = 0; b0 < blocks; b0 += G) {
+      const std::size_t nb = blocks - b0 < G ? blocks - b0 : G;
+      alignas(64) std::uint32_t amax[G];
+      alignas(64) float id[G];
+      alignas(64) std::uint16_t d16[G];
+      for (std::size_t b = 0; b < nb; ++b) {
+        const float* x = v + (b0 + b) * block_q8_0::size;
+        U m(0u);
+        for (std::size_t k = 0; k < K; ++k)
+          m = xsimd::max(m, magnitude(B::load_unaligned(x + k * W)));
+        amax[b] = lanes_max(m);
       }
-      const q8_0_scale sc = q8_0_scale_of(lanes_max(m));
-      out[b].d = fp16::from_bits(sc.d);
-      const B id(sc.id);
-      for (std::size_t k = 0; k < K; ++k)
-        store(out[b].qs + k * W, round_away_bits(xs[k] * id));
+      // q8_0_scale_of, W blocks at a time: d = amax / 127, id = d != 0 ? 1 / d : 0, fp16(d) by
+      // io<fp16> (equal to the scalar rounding for every non-NaN float: test_types). A NaN maximum
+      // enters as 0 (id = 0, so every q is 0, as with the reference's NaN id) and its d is set to
+      // the canonical NaN after. The last nb % W blocks take the scalar function itself.
+      std::size_t j = 0;
+      for (; j + W <= nb; j += W) {
+        const I m = I::load_aligned(reinterpret_cast<const std::int32_t*>(amax + j));
+        const B d = arch_impl::div<Arch>(bitwise_as<B>(xsimd::select(m > I(0x7f800000), I(0), m)), B(127.0f));
+        xsimd::select(d != B(0.0f), arch_impl::div<Arch>(B(1.0f), d), B(0.0f)).store_aligned(id + j);
+        io<fp16, Arch>::store(reinterpret_cast<fp16*>(d16 + j), d);
+      }
+      for (std::size_t k = 0; k < j; ++k)
+        out[b0 + k].d =
+            fp16::from_bits(amax[k] > f32_inf_bits ? storage_traits<fp16>::canonical_nan : d16[k]);
+      for (; j < nb; ++j) {
+        const q8_0_scale sc = q8_0_scale_of(amax[j]);
+        out[b0 + j].d = fp16::from_bits(sc.d);
+        id[j] = sc.id;
+      }
+      for (std::size_t b = 0; b < nb; ++b) {
+        const float* x = v + (b0 + b) * block_q8_0::size;
+        const B ib(id[b]);
+        for (std::size_t k = 0; k < K; ++k)
+          store(out[b0 + b].qs + k * W, round_away_bits(B::load_unaligned(x + k * W) * ib));
+      }
     }
   }
 };

@@ -108,6 +108,12 @@ xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
   return vrndq_f32(v);
 }
 
+// The largest u32 lane (umaxv).
+template <class Arch>
+std::uint32_t hmax_u32(xsimd::batch<std::uint32_t, Arch> v) {
+  return vmaxvq_u32(v);
+}
+
 // u32 lanes (each <= 0xff) -> one byte each, in order.
 template <class Arch>
 void pack_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> v) {

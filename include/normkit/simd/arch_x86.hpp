@@ -195,6 +195,20 @@ xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
     return _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 }
 
+// The largest u32 lane (the quantized ops' max |v| bits): in registers, no stack round trip.
+template <class Arch>
+std::uint32_t hmax_u32(xsimd::batch<std::uint32_t, Arch> v) {
+  __m256i m8;
+  if constexpr (is_avx512<Arch>)
+    m8 = _mm256_max_epu32(_mm512_extracti64x4_epi64(v, 0), _mm512_extracti64x4_epi64(v, 1));
+  else
+    m8 = v;
+  __m128i m4 = _mm_max_epu32(_mm256_castsi256_si128(m8), _mm256_extracti128_si256(m8, 1));
+  m4 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, 0x4e));
+  m4 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, 0xb1));
+  return static_cast<std::uint32_t>(_mm_cvtsi128_si32(m4));
+}
+
 // u32 lanes (each <= 0xff) -> one byte each, in order (vpmovdb / packusdw + packuswb).
 template <class Arch>
 void pack_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> v) {
