@@ -288,7 +288,7 @@ void fused_sweep(isa i, const char* name) {
                                               what + " i8 dynamic");
     if (c0.cols % 32 == 0) {
       norm_case c = c0;
-      c.q_stride = c.cols / 32 + (n % 2);
+      c.q_stride = c.cols / 32 + static_cast<std::size_t>(n % 2);
       fused_case<K, Policy, In, W, std::int8_t>(c, quant_mode::q8_0, 0.0f, what + " q8_0");
     }
   }
