@@ -12,15 +12,18 @@
 //   - dynamic-scale edge cases (zero row, scale_ub cap, saturation) and the NaN-row rule;
 //   - bad arguments: each status, and nothing written.
 #include "bad_inputs.hpp"
+#include "fp_control.hpp"
 #include "quant_formulas.hpp"
 #include "support.hpp"
 
 #include <normkit/normkit.hpp>
 
+#include <cfenv>    // std::fesetround, FE_*
 #include <cmath>    // std::fabs, std::isnan
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::int8_t, std::uint8_t, std::uint32_t
 #include <cstring>  // std::memcmp, std::memcpy, std::memset
+#include <memory>   // std::unique_ptr
 #include <string>   // std::string
 #include <vector>   // std::vector
 
@@ -303,6 +306,37 @@ TEST_P(Quant, FusedOpsEqualTheReferenceComposition) {
   fused_sweep<norm_kind::rms, normkit::llama, float, float>(i, "rms_norm<llama> f32/f32");
   fused_sweep<norm_kind::layer, normkit::pytorch, bf16, bf16>(i, "layer_norm<pytorch> bf16/bf16");
   fused_sweep<norm_kind::layer, normkit::llama, fp16, float>(i, "layer_norm<llama> f16/f32");
+}
+
+// contract (FP environment): in every rounding mode, and with flush-to-zero, each path gives the
+// reference's bits of that environment -- the block scales' fp16 rounding included (NEON's
+// follows FPCR, so such calls run the reference there: quantize_op::narrows).
+TEST_P(Quant, EveryRoundingModeAndFlushToZero) {
+  NORMKIT_USE_ISA(GetParam());
+  const isa i = GetParam();
+  rng r(0xfe);
+  const int modes[] = {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+  for (int flush = 0; flush < 2; ++flush)
+    for (int mode : modes) {
+      const std::string what =
+          std::string(normkit::to_string(i)) + " mode " + std::to_string(mode) + (flush ? " ftz" : "");
+      std::unique_ptr<flush_to_zero_scope> ftz(flush ? new flush_to_zero_scope : nullptr);
+      ASSERT_EQ(std::fesetround(mode), 0);
+      for (int kind = 0; kind < 4; ++kind) {
+        const std::vector<float> v = kernel_values(r, 2 * 1024, kind);
+        kernel_case<e4m3>(v, 2, 1024, 0.37f, quant_mode::static_scale, what + " e4m3 static");
+        kernel_case<e5m2>(v, 2, 1024, 0.0f, quant_mode::dynamic_row, what + " e5m2 dynamic");
+        kernel_case<std::int8_t>(v, 2, 1024, 0.5f, quant_mode::dynamic_row, what + " i8 dynamic");
+        kernel_case<std::int8_t>(v, 2, 1024, 0.0f, quant_mode::q8_0, what + " q8_0");
+      }
+      const norm_case c{5, 1024, 1024, 32, 1e-6f, 11};
+      fused_case<norm_kind::rms, normkit::llama, bf16, bf16, std::int8_t>(c, quant_mode::q8_0, 0.0f,
+                                                                          what + " q8_0");
+      const norm_case d{5, 1024, 1024, 1024, 1e-6f, 12};
+      fused_case<norm_kind::layer, normkit::pytorch, fp16, fp16, e4m3>(d, quant_mode::dynamic_row, 0.0f,
+                                                                       what + " e4m3 dynamic");
+      std::fesetround(FE_TONEAREST);
+    }
 }
 
 // ---- Golden: the formulas of vLLM and ggml (tests/quant_formulas.hpp) on the plain norm's fp32

@@ -229,8 +229,9 @@ struct quantize_op {
 
   template <class Knobs, class Q>
   using canonical = Knobs;
+  // Q8_0 also rounds its block scales to fp16 (NEON's rounding follows FPCR: dispatch/run.hpp).
   template <class Knobs, class Q>
-  using narrows = type_list<Q>;
+  using narrows = std::conditional_t<std::is_same<Q, std::int8_t>::value, type_list<Q, fp16>, type_list<Q>>;
 
   // invalid_stride, the scale / block checks, then the buffers: v; q or the blocks, the scales
   // (dynamic_row), amax (static_scale, optional).
