@@ -38,6 +38,7 @@ namespace {
 
 using normkit::bf16;
 using normkit::fp16;
+using quant_mode_t = normkit::detail::quant_mode;
 
 // ---- The byte formula: activations in and out, plus each gain vector (gamma, beta) once.
 constexpr std::size_t bytes_moved(std::size_t rows, std::size_t cols, std::size_t in_size,
@@ -335,6 +336,9 @@ struct bench_op<normkit::detail::rms_norm_backward_op> {
 };
 template <>
 struct bench_op<normkit::detail::layer_norm_backward_op> {
+// quantize is the second stage of the quantized norms: their rows (Quant/...) measure it.
+template <>
+struct bench_op<normkit::detail::quantize_op> {
   static constexpr bool benchmarked = false;
 };
 
@@ -589,6 +593,108 @@ void bm_heads(benchmark::State& st, path p, bool per_token, head_shape h) {
     fill<T>(b.gamma.get(), h.dim, 0.5f, 1.5f, 101);
     b.key = key;
   }
+// ---- Quantized outputs (normkit/quant.hpp), bf16 in, llama, against two baselines in the same
+// run: the plain kernel writing bf16 (the time a quantized output should stay close to), and the
+// unfused pipeline -- the norm writing fp32 to memory, then the same quantize kernel as a
+// separate pass over the whole tensor (bench_op<quantize_op> above: the kernels are the fused
+// ones', only the fusion differs).
+//   Quant/<mode>/<Q>/rows:R/cols:C/isa:P/<fused|unfused>, Quant/plain/bf16/.../isa:P/plain
+// Bytes: x (2) and gamma in, plus what each element leaves as (1 byte), plus its scales (a float
+// per row; Q8_0: 2 bytes per 32 elements) -- for the unfused rows too, so B/s compare as times.
+enum class quant_kind { plain_bf16, static_e4m3, static_i8, dynamic_e4m3, dynamic_i8, q8_0 };
+
+const char* quant_name(quant_kind k) {
+  switch (k) {
+    case quant_kind::plain_bf16:
+      return "plain/bf16";
+    case quant_kind::static_e4m3:
+      return "static/e4m3";
+    case quant_kind::static_i8:
+      return "static/i8";
+    case quant_kind::dynamic_e4m3:
+      return "dynamic/e4m3";
+    case quant_kind::dynamic_i8:
+      return "dynamic/i8";
+    case quant_kind::q8_0:
+      break;
+  }
+  return "q8_0/i8";
+}
+
+std::size_t quant_bytes(quant_kind k, shape s) {
+  const std::size_t n = s.rows * s.cols, in = n * sizeof(bf16) + s.cols * sizeof(bf16);
+  switch (k) {
+    case quant_kind::plain_bf16:
+      return in + n * sizeof(bf16);
+    case quant_kind::static_e4m3:
+    case quant_kind::static_i8:
+      return in + n;
+    case quant_kind::dynamic_e4m3:
+    case quant_kind::dynamic_i8:
+      return in + n + s.rows * sizeof(float);
+    case quant_kind::q8_0:
+      break;
+  }
+  return in + n / normkit::block_q8_0::size * sizeof(normkit::block_q8_0);
+}
+
+template <class Q>
+bool unfused_quant(const bf16* x, const bf16* g, float* v, void* out, float* scales, shape s,
+                   quant_mode_t mode) {
+  using qop = normkit::detail::quantize_op;
+  if (normkit::rms_norm<normkit::llama>(x, g, v, s.rows, s.cols, 1e-6f) != normkit::status::ok)
+    return false;
+  const bool blocks = mode == quant_mode_t::q8_0;
+  const qop::args<Q> a{v,
+                       blocks ? nullptr : static_cast<Q*>(out),
+                       blocks ? static_cast<normkit::block_q8_0*>(out) : nullptr,
+                       scales,
+                       nullptr,
+                       s.rows,
+                       s.cols,
+                       s.cols,
+                       blocks ? s.cols / normkit::block_q8_0::size : s.cols,
+                       mode == quant_mode_t::static_scale ? 0.5f : 0.0f,
+                       mode};
+  // The unfused pipeline writes v to memory and reads it back: q may not alias it.
+  return normkit::impl::call<qop, normkit::round_once, Q>(a) == normkit::status::ok;
+}
+
+bool run_quant(quant_kind k, bool fused, const bf16* x, const bf16* g, void* y, void* q, float* scales,
+               shape s) {
+  using normkit::llama;
+  using normkit::status;
+  const std::size_t r = s.rows, c = s.cols;
+  float* v = static_cast<float*>(y);
+  switch (k) {
+    case quant_kind::plain_bf16:
+      return normkit::rms_norm<llama>(x, g, static_cast<bf16*>(q), r, c, 1e-6f) == status::ok;
+    case quant_kind::static_e4m3:
+      return fused ? normkit::rms_norm_quant<llama>(x, g, static_cast<normkit::e4m3*>(q), r, c, 1e-6f, 0.5f,
+                                                    nullptr) == status::ok
+                   : unfused_quant<normkit::e4m3>(x, g, v, q, scales, s, quant_mode_t::static_scale);
+    case quant_kind::static_i8:
+      return fused ? normkit::rms_norm_quant<llama>(x, g, static_cast<std::int8_t*>(q), r, c, 1e-6f, 0.5f,
+                                                    nullptr) == status::ok
+                   : unfused_quant<std::int8_t>(x, g, v, q, scales, s, quant_mode_t::static_scale);
+    case quant_kind::dynamic_e4m3:
+      return fused ? normkit::rms_norm_dynamic_quant<llama>(x, g, static_cast<normkit::e4m3*>(q), scales, r,
+                                                            c, 1e-6f, 0.0f) == status::ok
+                   : unfused_quant<normkit::e4m3>(x, g, v, q, scales, s, quant_mode_t::dynamic_row);
+    case quant_kind::dynamic_i8:
+      return fused ? normkit::rms_norm_dynamic_quant<llama>(x, g, static_cast<std::int8_t*>(q), scales, r, c,
+                                                            1e-6f, 0.0f) == status::ok
+                   : unfused_quant<std::int8_t>(x, g, v, q, scales, s, quant_mode_t::dynamic_row);
+    case quant_kind::q8_0:
+      break;
+  }
+  return fused ? normkit::rms_norm_q8_0<llama>(x, g, static_cast<normkit::block_q8_0*>(q), r, c, 1e-6f) ==
+                     status::ok
+               : unfused_quant<std::int8_t>(x, g, v, q, scales, s, quant_mode_t::q8_0);
+}
+
+void bm_quant(benchmark::State& st, path p, quant_kind k, bool fused, shape s) {
+  const buffers& b = get_buffers<bf16, bf16, float>(s);  // y: room for the unfused fp32 v
   if (normkit::set_isa(isa_of(p)) != normkit::status::ok) {
     st.SkipWithError("ISA not available");
     return;
@@ -657,6 +763,52 @@ void register_fused(const std::vector<path>& paths) {
     benchmark::RegisterBenchmark((base + "/per_token").c_str(),
                                  [p, h](benchmark::State& st) { bm_heads<bf16>(st, p, true, h); });
   }
+  static std::vector<block> outs;  // one 2-byte-per-element output per buffer set (bf16 or 1-byte q)
+  static std::size_t out_bytes = 0;
+  const std::size_t n = s.rows * s.cols;
+  if (outs.size() != b.sets || out_bytes != n * sizeof(bf16)) {
+    outs.clear();
+    for (std::size_t i = 0; i < b.sets; ++i) {
+      outs.push_back(alloc_block(n * sizeof(bf16)));
+      std::memset(outs.back().get(), 0, n * sizeof(bf16));
+    }
+    out_bytes = n * sizeof(bf16);
+  }
+  std::vector<float> scales(s.rows);
+  const auto* g = reinterpret_cast<const bf16*>(b.gamma.get());
+  std::size_t i = 0;
+  for (auto _ : st) {
+    const auto* x = reinterpret_cast<const bf16*>(b.x[i].get());
+    if (!run_quant(k, fused, x, g, b.y[i].get(), outs[i].get(), scales.data(), s)) {
+      st.SkipWithError("normkit returned an error status");
+      break;
+    }
+    benchmark::DoNotOptimize(outs[i].get());
+    benchmark::ClobberMemory();
+    if (++i == b.sets)
+      i = 0;
+  }
+  set_counters(st, quant_bytes(k, s), s.rows, b);
+}
+
+void register_quant(const std::vector<path>& paths) {
+  for (shape s : {shape{64, 4096}, shape{4096, 4096}})
+    for (path p : paths) {
+      if (!is_isa(p) || p == path::scalar)
+        continue;
+      for (quant_kind k : {quant_kind::plain_bf16, quant_kind::static_e4m3, quant_kind::static_i8,
+                           quant_kind::dynamic_e4m3, quant_kind::dynamic_i8, quant_kind::q8_0})
+        for (bool fused : {true, false}) {
+          if (k == quant_kind::plain_bf16 && !fused)
+            continue;
+          const std::string name = std::string("Quant/") + quant_name(k) + tail(s) + path_name(p) + "/" +
+                                   (k == quant_kind::plain_bf16 ? "plain"
+                                    : fused                     ? "fused"
+                                                                : "unfused");
+          benchmark::RegisterBenchmark(
+              name.c_str(), [p, k, fused, s](benchmark::State& st) { bm_quant(st, p, k, fused, s); });
+        }
+    }
 }
 
 }  // namespace
@@ -696,6 +848,7 @@ int main(int argc, char** argv) {
   register_dtype<bf16, float, bf16>(paths);
   register_dtype<fp16, fp16, fp16>(paths);
   register_fused(paths);
+  register_quant(paths);
 
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

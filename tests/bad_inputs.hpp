@@ -15,6 +15,7 @@
 
 #include "common.hpp"  // from_bits
 
+#include <cmath>        // std::fabs
 #include <cstddef>      // std::size_t, std::ptrdiff_t
 #include <cstdint>      // std::uintptr_t, std::uint64_t, PTRDIFF_MAX, SIZE_MAX, UINTPTR_MAX
 #include <cstring>      // std::memcmp
@@ -325,6 +326,153 @@ inline std::vector<convert_case> convert_cases(const convert_types& t) {
   return cases;
 }
 
+// ---- The quantized norms (normkit/quant.hpp): a norm call whose output is 8-bit values (or Q8_0
+// blocks) plus, by mode, the row scales (dynamic, required) or amax (static, optional). Checks in
+// this order: eps, the strides (q_stride counts blocks for Q8_0), the scale (static: finite and
+// > 0; dynamic: scale_ub not NaN or Inf), the block size (Q8_0: cols % 32 == 0), then the
+// buffers as for the norms -- with every output checked against every input and the others, and
+// no in-place form.
+enum class quant_format { static_scale, dynamic_row, q8_0 };
+
+struct quant_placement {
+  quant_format format = quant_format::static_scale;
+  std::ptrdiff_t x = 4096, g = 8192, b = 12288, q = 16384, scales = 20480, amax = 20736;  // or null_offset
+  std::size_t rows = 3, cols = 64, xs = 64, qs = 64;  // qs: elements, or blocks for Q8_0
+  float eps = 1e-5f, scale = 0.5f;                    // scale: static scale, or scale_ub
+};
+
+struct quant_types {
+  std::size_t in_size, w_size, in_align, w_align;  // x; gamma and beta
+  std::size_t out_size, out_align;                 // one quantized element, or one block (Q8_0)
+  bool has_beta;
+};
+
+// The status the documented rules give, from addresses and sizes only.
+inline status expected_quant_status(const quant_types& t, std::uintptr_t base, const quant_placement& p) {
+  if (!(p.eps >= 0.0f && p.eps <= std::numeric_limits<float>::max()))
+    return status::invalid_eps;
+  const bool blocks = p.format == quant_format::q8_0;
+  const std::size_t out_cols = blocks ? p.cols / 32 : p.cols;
+  if (p.xs < p.cols || p.qs < out_cols)
+    return status::invalid_stride;
+  if (p.format == quant_format::static_scale &&
+      !(p.scale > 0.0f && p.scale <= std::numeric_limits<float>::max()))
+    return status::invalid_scale;
+  if (p.format == quant_format::dynamic_row && !(std::fabs(p.scale) <= std::numeric_limits<float>::max()))
+    return status::invalid_scale;
+  if (blocks && p.cols % 32 != 0)
+    return status::invalid_block;
+  if (p.rows == 0 || p.cols == 0)
+    return status::ok;
+  std::vector<tensor> in = {{address_at(base, p.x), p.rows, p.cols, p.xs, t.in_size, false},
+                            {address_at(base, p.g), 1, p.cols, p.cols, t.w_size, true}};
+  if (t.has_beta)
+    in.push_back({address_at(base, p.b), 1, p.cols, p.cols, t.w_size, true});
+  std::vector<tensor> out = {{address_at(base, p.q), p.rows, out_cols, p.qs, t.out_size, false}};
+  if (p.format == quant_format::dynamic_row)
+    out.push_back({address_at(base, p.scales), p.rows, 1, 1, sizeof(float), false});
+  if (p.format == quant_format::static_scale)
+    out.push_back({address_at(base, p.amax), 1, 1, 1, sizeof(float), true});
+  const std::size_t aligns[] = {t.in_align, t.w_align, t.w_align};
+  for (const std::vector<tensor>* v : {&in, &out})
+    for (const tensor& e : *v)
+      if (e.address == 0 && !e.optional)
+        return status::null_pointer;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (in[i].address % aligns[i] != 0)
+      return status::misaligned_pointer;
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (out[k].address % (k == 0 ? t.out_align : alignof(float)) != 0)
+      return status::misaligned_pointer;
+  for (const std::vector<tensor>* v : {&in, &out})
+    for (const tensor& e : *v)
+      if (e.address != 0 && !extent_of(e).ok)
+        return status::size_overflow;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (out[k].address == 0)
+      continue;
+    const extent eo = extent_of(out[k]);
+    for (const std::vector<tensor>* v : {&in, &out})
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        const tensor& e = (*v)[i];
+        if (e.address == 0 || (v == &out && i == k))
+          continue;
+        const extent ee = extent_of(e);
+        if (ee.begin < eo.end && eo.begin < ee.end)
+          return status::overlapping_output;
+      }
+  }
+  return status::ok;
+}
+
+struct quant_case {
+  std::string why;
+  std::function<void(quant_placement&)> edit;  // applied to quant_placement{} of the format
+  status want;
+};
+
+// Every bad (and every tricky but valid) quantized-norm call of one format.
+inline std::vector<quant_case> quant_cases(const quant_types& t, quant_format f) {
+  using P = quant_placement&;
+  const bool stat = f == quant_format::static_scale, dyn = f == quant_format::dynamic_row,
+             blocks = f == quant_format::q8_0;
+  const status ok = status::ok, null = status::null_pointer, stride = status::invalid_stride,
+               scale = status::invalid_scale, block = status::invalid_block, eps = status::invalid_eps,
+               overlap = status::overlapping_output, misaligned = status::misaligned_pointer,
+               overflow = status::size_overflow;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::ptrdiff_t qb = static_cast<std::ptrdiff_t>(3 * (blocks ? 2 : 64) * t.out_size);
+  std::vector<quant_case> cases = {
+      {"valid", [](P) {}, ok},
+      {"null x", [](P p) { p.x = null_offset; }, null},
+      {"null q", [](P p) { p.q = null_offset; }, null},
+      {"null gamma and beta", [](P p) { p.g = p.b = null_offset; }, ok},
+      {"null row_scales", [](P p) { p.scales = null_offset; }, dyn ? null : ok},
+      {"null amax", [](P p) { p.amax = null_offset; }, ok},
+      {"x_stride < cols", [](P p) { p.xs = p.cols - 1; }, stride},
+      {"q_stride < cols", [=](P p) { p.qs = blocks ? 1 : p.cols - 1; }, stride},
+      {"eps NaN", [=](P p) { p.eps = nan; }, eps},
+      // contract: the scale -- static: finite and > 0; dynamic: scale_ub <= 0 is "no cap".
+      {"scale 0", [](P p) { p.scale = 0.0f; }, stat ? scale : ok},
+      {"scale -0", [](P p) { p.scale = -0.0f; }, stat ? scale : ok},
+      {"scale -1", [](P p) { p.scale = -1.0f; }, stat ? scale : ok},
+      {"scale NaN", [=](P p) { p.scale = nan; }, blocks ? ok : scale},
+      {"scale -NaN", [=](P p) { p.scale = -nan; }, blocks ? ok : scale},
+      {"scale +Inf", [=](P p) { p.scale = inf; }, blocks ? ok : scale},
+      {"scale -Inf", [=](P p) { p.scale = -inf; }, blocks ? ok : scale},
+      {"scale denorm_min", [](P p) { p.scale = std::numeric_limits<float>::denorm_min(); }, ok},
+      {"scale FLT_MAX", [](P p) { p.scale = std::numeric_limits<float>::max(); }, ok},
+      // contract: Q8_0 rows are whole blocks.
+      {"cols 48", [=](P p) { p.cols = p.xs = 48, p.qs = blocks ? 1 : 48; }, blocks ? block : ok},
+      {"cols 0 and q null", [](P p) { p.cols = 0, p.q = null_offset; }, ok},
+      {"rows 0, amax and row_scales null", [](P p) { p.rows = 0, p.amax = p.scales = null_offset; }, ok},
+      // contract: the check order.
+      {"eps NaN and scale NaN", [=](P p) { p.eps = nan, p.scale = nan; }, eps},
+      {"x_stride < cols and scale NaN", [=](P p) { p.xs = 1, p.scale = nan; }, stride},
+      {"scale NaN and q null", [=](P p) { p.scale = nan, p.q = null_offset; }, blocks ? null : scale},
+      {"cols 48 and q null", [=](P p) { p.cols = p.xs = 48, p.qs = blocks ? 2 : 48, p.q = null_offset; },
+       blocks ? block : null},
+      // contract: alignment of every output.
+      {"row_scales misaligned by 2", [](P p) { p.scales += 2; }, dyn ? misaligned : ok},
+      {"amax misaligned by 1", [](P p) { p.amax += 1; }, stat ? misaligned : ok},
+      {"q misaligned by 1", [](P p) { p.q += 1; }, blocks ? misaligned : ok},
+      {"x misaligned by 1", [](P p) { p.x += 1; }, misaligned},
+      // contract: no output overlaps an input or another output (no in-place form).
+      {"q == x", [](P p) { p.q = p.x; }, overlap},
+      {"q starts inside x", [](P p) { p.q = p.x + 6; }, overlap},
+      {"q right after x", [=](P p) { p.q = p.x + static_cast<std::ptrdiff_t>(3 * 64 * t.in_size); }, ok},
+      {"gamma inside q", [](P p) { p.g = p.q + 2; }, overlap},
+      {"row_scales inside q", [](P p) { p.scales = p.q + 4; }, dyn ? overlap : ok},
+      {"row_scales right after q", [=](P p) { p.scales = p.q + qb + 4 - qb % 4; }, ok},
+      {"row_scales inside x", [](P p) { p.scales = p.x + 8; }, dyn ? overlap : ok},
+      {"amax inside x", [](P p) { p.amax = p.x + 8; }, stat ? overlap : ok},
+      {"amax inside q", [](P p) { p.amax = p.q + 8; }, stat ? overlap : ok},
+      {"amax == row_scales", [](P p) { p.amax = p.scales; }, ok},  // one of them is unused
+      {"rows SIZE_MAX", [](P p) { p.rows = SIZE_MAX; }, overflow},
+  };
+  return cases;
+}
+
 // ---- Running a case: the buffer the placements point into, and the public calls.
 
 // Filled with 16-bit words 0x3cNN, NN varying: finite, non-constant values of every type (bf16
@@ -381,6 +529,45 @@ status run_norm(bool layer, arena& a, const norm_placement& p) {
 template <class Src, class Dst>
 status run_convert(arena& a, const convert_placement& p) {
   return normkit::convert(a.at<const Src>(p.src), a.at<Dst>(p.dst), p.n);
+}
+
+template <class In, class W, class Q>
+quant_types quant_types_of(bool layer, quant_format f) {
+  const bool blocks = f == quant_format::q8_0;
+  return {sizeof(In),
+          sizeof(W),
+          alignof(In),
+          alignof(W),
+          blocks ? sizeof(normkit::block_q8_0) : sizeof(Q),
+          blocks ? alignof(normkit::block_q8_0) : alignof(Q),
+          layer};
+}
+
+// The quantized norm of the placement's format (rms_norm_* or layer_norm_*), strided overloads.
+template <class Policy, class In, class W, class Q>
+status run_quant(bool layer, arena& a, const quant_placement& p) {
+  const In* x = a.at<const In>(p.x);
+  const W* g = a.at<const W>(p.g);
+  const W* b = a.at<const W>(p.b);
+  float* s = a.at<float>(p.scales);
+  float* m = a.at<float>(p.amax);
+  switch (p.format) {
+    case quant_format::static_scale:
+      return layer ? normkit::layer_norm_quant<Policy>(x, g, b, a.at<Q>(p.q), p.rows, p.cols, p.eps, p.scale,
+                                                       m, p.xs, p.qs)
+                   : normkit::rms_norm_quant<Policy>(x, g, a.at<Q>(p.q), p.rows, p.cols, p.eps, p.scale, m,
+                                                     p.xs, p.qs);
+    case quant_format::dynamic_row:
+      return layer ? normkit::layer_norm_dynamic_quant<Policy>(x, g, b, a.at<Q>(p.q), s, p.rows, p.cols,
+                                                               p.eps, p.scale, p.xs, p.qs)
+                   : normkit::rms_norm_dynamic_quant<Policy>(x, g, a.at<Q>(p.q), s, p.rows, p.cols, p.eps,
+                                                             p.scale, p.xs, p.qs);
+    case quant_format::q8_0:
+      break;
+  }
+  auto* y = a.at<normkit::block_q8_0>(p.q);
+  return layer ? normkit::layer_norm_q8_0<Policy>(x, g, b, y, p.rows, p.cols, p.eps, p.xs, p.qs)
+               : normkit::rms_norm_q8_0<Policy>(x, g, y, p.rows, p.cols, p.eps, p.xs, p.qs);
 }
 
 }  // namespace bad_inputs

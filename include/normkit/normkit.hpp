@@ -8,8 +8,9 @@
 // Storage types float, normkit::bf16, normkit::fp16 in any combination for x (In), gamma/beta
 // (W) and y (Out); statistics always in fp32. Presets: llama, gemma, gemma3n, olmo2, t5, pytorch,
 // onnx (policy.hpp). Bit-parity assumes IEEE mode: no FTZ/DAZ (which -ffast-math start-up code
-// sets); including this header under -ffast-math is a compile error. No allocation, no
-// exceptions, no global state beyond the ISA choice (dispatch.hpp).
+// sets); including this header under -ffast-math is a compile error. No allocation (but the
+// per-thread fp32 scratch of the quantized norms, quant.hpp), no exceptions, no global state
+// beyond the ISA choice (dispatch.hpp). 8-bit outputs (fp8, int8, Q8_0): quant.hpp.
 #pragma once
 
 #include "add_norm.hpp"
@@ -20,6 +21,7 @@
 #include "layer_norm.hpp"
 #include "layer_norm_backward.hpp"
 #include "policy.hpp"
+#include "quant.hpp"
 #include "reference.hpp"
 #include "rms_norm.hpp"
 #include "rms_norm_backward.hpp"

@@ -26,6 +26,7 @@
 
 #include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
+#include <cstddef>  // std::size_t
 #include <cstdint>  // std::int8_t, std::uint8_t, std::uint32_t
 
 #include "abi.hpp"
@@ -169,6 +170,29 @@ NORMKIT_ALWAYS_INLINE std::int8_t int8_from_float_bits(std::uint32_t u) noexcept
   return static_cast<std::int8_t>(q < 127u ? q : 127u);     // 127.5 and above round to 128: clamp
 }
 
+// float bits -> int8 as ggml's Q8_0 rounds: roundf (half AWAY from zero, C99 7.12.9.6), then
+// clamp to [-128, 127]; NaN -> 0. ggml converts roundf's result to int8_t, which C defines only
+// inside [-128, 127]; the clamp and the NaN rule are normkit's (docs/quantization.md).
+NORMKIT_ALWAYS_INLINE std::int8_t int8_round_away_bits(std::uint32_t u) noexcept {
+  const std::uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u)
+    return 0;
+  const bool negative = (u >> 31) != 0;
+  if (a >= 0x43000000u)  // |x| >= 128, Inf included
+    return negative ? static_cast<std::int8_t>(-128) : static_cast<std::int8_t>(127);
+  const std::uint32_t e = a >> 23;
+  if (e < 126u)  // |x| < 0.5
+    return 0;
+  const std::uint32_t m = (a & 0x7fffffu) | 0x800000u;
+  const std::uint32_t shift = 150u - e;  // in [17, 24]
+  std::uint32_t q = m >> shift;
+  if ((m & ((1u << shift) - 1u)) >= (1u << (shift - 1u)))
+    ++q;  // a tie goes up in magnitude; q <= 128
+  if (negative)
+    return static_cast<std::int8_t>(-static_cast<int>(q));
+  return static_cast<std::int8_t>(q < 127u ? q : 127u);
+}
+
 }  // namespace detail
 
 // Saturating float -> int8 for the quantized ops: round to nearest even, clamp to [-128, 127],
@@ -234,6 +258,27 @@ struct storage_traits<e5m2> {
   static constexpr const char* name = "e5m2";
   static constexpr bool input = false;
 };
+
+// int8 as a quantized output (core/storage.hpp lists the members): output-only, no NaN -- a NaN
+// result is stored as 0 (int8_from_float), which canonical_nan records.
+template <>
+struct storage_traits<std::int8_t> {
+  using bits = std::uint8_t;
+  static constexpr bits exponent_mask = 0x00u, magnitude_mask = 0x7fu, canonical_nan = 0x00u;
+  static constexpr float max_finite = 127.0f;
+  static constexpr const char* name = "i8";
+  static constexpr bool input = false;
+};
+
+// One block of ggml's Q8_0 (ggml-common.h, block_q8_0: { ggml_half d; int8_t qs[QK8_0]; }, 34
+// bytes): 32 int8 values and the fp16 scale d they are multiplied by; ops/quantize.hpp has the
+// arithmetic. Layout-compatible with ggml's, so the blocks feed its Q8_0 dot products as they are.
+struct block_q8_0 {
+  static constexpr std::size_t size = 32;  // QK8_0
+  fp16 d;
+  std::int8_t qs[size];
+};
+static_assert(sizeof(block_q8_0) == 34 && alignof(block_q8_0) == 2, "ggml's block_q8_0 is 34 bytes");
 
 }  // namespace normkit
 

@@ -25,7 +25,9 @@ enum class [[nodiscard]] status{
     overlapping_output = 8,  // y overlaps x, gamma or beta other than exactly in place
     isa_above_ceiling = 9,   // set_isa: the ISA runs here but NORMKIT_ISA caps the process below it
     shape_mismatch = 10,     // eigen.hpp: y's shape, or gamma's or beta's length, does not fit x
-    out_of_memory = 11,      // a fused op could not allocate its fp32 scratch (fp32_sum mode)
+    invalid_scale = 11,      // quantized ops: a static scale <= 0, NaN or Inf, or a NaN / Inf scale_ub
+    invalid_block = 12,      // Q8_0 ops: cols is not a multiple of the block size (32)
+    out_of_memory = 13,      // a composite op could not allocate its per-thread fp32 scratch
 };
 
 inline namespace NORMKIT_ABI_NAMESPACE {  // every function: core/abi.hpp
@@ -40,6 +42,8 @@ constexpr bool is_invalid_argument(status s) noexcept {
     case status::misaligned_pointer:
     case status::overlapping_output:
     case status::shape_mismatch:
+    case status::invalid_scale:
+    case status::invalid_block:
       return true;
     default:
       return static_cast<int>(s) == 1;  // the deprecated invalid_argument
@@ -79,8 +83,14 @@ constexpr const char* to_string(status s) noexcept {
       return "shape_mismatch: y's shape differs from x's, gamma or beta does not hold x.cols() values, or "
              "a matrix has a non-unit inner stride (normkit/eigen.hpp); pass matching shapes";
     case status::out_of_memory:
-      return "out_of_memory: the fp32_sum mode of a fused add could not allocate its per-thread fp32 "
-             "scratch (cols floats per row of a chunk); nothing was written";
+      return "out_of_memory: a composite op (fused add in fp32_sum mode, quantized norms) could not "
+             "allocate its per-thread fp32 scratch (cols floats per row of a chunk); nothing was written";
+    case status::invalid_scale:
+      return "invalid_scale: a quantization scale is <= 0, NaN or Inf, or scale_ub is NaN or Inf; pass a "
+             "finite scale > 0 (scale_ub <= 0 means no cap)";
+    case status::invalid_block:
+      return "invalid_block: a Q8_0 output needs cols to be a multiple of 32 (normkit::block_q8_0::size); "
+             "pad the rows or quantize the tail another way";
     default:
       break;
   }

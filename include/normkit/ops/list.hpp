@@ -8,9 +8,10 @@
 #include "add_norm.hpp"
 #include "convert.hpp"
 #include "layer_norm.hpp"
-#include "residual_add.hpp"
 #include "layer_norm_backward.hpp"
 #include "norm_stats.hpp"
+#include "quantize.hpp"
+#include "residual_add.hpp"
 #include "rms_norm.hpp"
 #include "rms_norm_backward.hpp"
 
@@ -19,7 +20,7 @@ inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 using ops = type_list<rms_norm_op, layer_norm_op, convert_op, residual_add_op, norm_stats_op,
-                      rms_norm_backward_op, layer_norm_backward_op>;
+                      rms_norm_backward_op, layer_norm_backward_op, quantize_op>;
 
 // The composite ops (core/op.hpp): stages of the kernel ops above, so no table entries and no SIMD
 // half of their own; tests/test_add_norm.cpp and the bench's fused rows cover them.

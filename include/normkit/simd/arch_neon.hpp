@@ -10,7 +10,8 @@
 #include <arm_neon.h>  // vshll_n_u16, vmovn_u32, vcvt_f32_f16, vcvt_f16_f32
 #include <xsimd/xsimd.hpp>
 
-#include <cstdint>  // std::uint16_t, std::uint32_t
+#include <cstdint>  // std::uint8_t, std::uint16_t, std::uint32_t
+#include <cstring>  // std::memcpy
 
 #include "../core/abi.hpp"
 
@@ -94,6 +95,31 @@ float halve_sum(xsimd::batch<float, Arch> v) {
 template <class Arch>
 xsimd::batch<float, Arch> sqrt(xsimd::batch<float, Arch> a) {
   return vsqrtq_f32(a);
+}
+
+// Rounding to an integral value with the mode in the instruction (frintn: RNE, frintz: toward
+// zero), not FPCR's (arch_x86.hpp).
+template <class Arch>
+xsimd::batch<float, Arch> round_even(xsimd::batch<float, Arch> v) {
+  return vrndnq_f32(v);
+}
+template <class Arch>
+xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
+  return vrndq_f32(v);
+}
+
+// The largest u32 lane (umaxv).
+template <class Arch>
+std::uint32_t hmax_u32(xsimd::batch<std::uint32_t, Arch> v) {
+  return vmaxvq_u32(v);
+}
+
+// u32 lanes (each <= 0xff) -> one byte each, in order.
+template <class Arch>
+void pack_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> v) {
+  const uint16x4_t h = vmovn_u32(v);
+  const std::uint32_t w = vget_lane_u32(vreinterpret_u32_u8(vmovn_u16(vcombine_u16(h, h))), 0);
+  std::memcpy(p, &w, sizeof w);
 }
 
 template <class Arch>

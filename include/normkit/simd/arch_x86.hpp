@@ -12,7 +12,7 @@
 #include <immintrin.h>  // _mm256_cvtepu16_epi32, _mm256_cvtph_ps, _mm512_cvtepi32_epi16, ...
 #include <xsimd/xsimd.hpp>
 
-#include <cstdint>      // std::uint16_t, std::uint32_t
+#include <cstdint>      // std::uint8_t, std::uint16_t, std::uint32_t
 #include <type_traits>  // std::is_base_of
 
 #include "../core/abi.hpp"
@@ -176,6 +176,49 @@ float halve_sum(xsimd::batch<float, Arch> v) {
 template <class Arch>
 xsimd::batch<float, Arch> sqrt(xsimd::batch<float, Arch> a) {
   return xsimd::sqrt(a);
+}
+
+// Rounding to an integral value with the mode in the instruction (round / roundscale), not
+// MXCSR's: RNE, or toward zero; no exception flag (the quantized outputs, ops/quantize_simd.hpp).
+template <class Arch>
+xsimd::batch<float, Arch> round_even(xsimd::batch<float, Arch> v) {
+  if constexpr (is_avx512<Arch>)
+    return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  else
+    return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+template <class Arch>
+xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
+  if constexpr (is_avx512<Arch>)
+    return _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  else
+    return _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+}
+
+// The largest u32 lane (the quantized ops' max |v| bits): in registers, no stack round trip.
+template <class Arch>
+std::uint32_t hmax_u32(xsimd::batch<std::uint32_t, Arch> v) {
+  __m256i m8;
+  if constexpr (is_avx512<Arch>)
+    m8 = _mm256_max_epu32(_mm512_extracti64x4_epi64(v, 0), _mm512_extracti64x4_epi64(v, 1));
+  else
+    m8 = v;
+  __m128i m4 = _mm_max_epu32(_mm256_castsi256_si128(m8), _mm256_extracti128_si256(m8, 1));
+  m4 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, 0x4e));
+  m4 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, 0xb1));
+  return static_cast<std::uint32_t>(_mm_cvtsi128_si32(m4));
+}
+
+// u32 lanes (each <= 0xff) -> one byte each, in order (vpmovdb / packusdw + packuswb).
+template <class Arch>
+void pack_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> v) {
+  if constexpr (is_avx512<Arch>) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v));
+  } else {
+    const __m256i r = v;
+    const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(w, w));
+  }
 }
 
 // Non-temporal store of one float batch (p aligned to the batch size).

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+// normkit: the quantize op's SIMD rows -- the reference's arithmetic (ops/quantize.hpp) one
+// register at a time. The per-row and per-block scales are computed by the reference's own
+// scalar functions (dynamic_scale, q8_0_scale_of) from max |v| bits found in registers; the
+// conversions are integer operations on the bits, or roundings whose mode is in the instruction,
+// so neither the FP environment nor a NaN operand order can change a bit, and no conversion
+// raises a flag the reference does not (no NaN or out-of-range value reaches a float -> int
+// conversion or an ordered compare).
+#pragma once
+
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
+#include <xsimd/xsimd.hpp>
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int8_t, std::int32_t, std::uint8_t, std::uint32_t
+#include <type_traits>  // std::is_same, std::conditional_t
+
+#include "../core/abi.hpp"
+#include "../core/fp8.hpp"
+#include "../core/math.hpp"
+#include "../core/op.hpp"
+#include "../simd/chunk.hpp"
+#include "../simd/diagnostics.hpp"
+#include "../simd/io.hpp"
+#include "../simd/rows.hpp"
+#include "../simd/xsimd_compat.hpp"
+#include "quantize.hpp"
+
+NORMKIT_INTRINSICS_BEGIN
+
+namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
+namespace detail {
+
+template <class Arch, class Q>
+struct quant_simd {
+  using B = xsimd::batch<float, Arch>;
+  using I = xsimd::batch<std::int32_t, Arch>;
+  using U = xsimd::batch<std::uint32_t, Arch>;
+  static constexpr std::size_t W = B::size;
+
+  // |v| bits (magnitude_bits): signed compares suffice, they are below 2^31.
+  static U magnitude(B v) { return bitwise_as<U>(v) & U(0x7fffffffu); }
+
+  // quantized_bits<Q>(p) in the low byte of each lane.
+  static U bits(B p) {
+    if constexpr (std::is_same<Q, std::int8_t>::value) {
+      // int8_from_float: RNE, NaN -> 0, clamp; the clamped value converts exactly.
+      B r = xsimd::select(xsimd::isnan(p), B(0.0f), arch_impl::round_even<Arch>(p));
+      r = xsimd::min(xsimd::max(r, B(-128.0f)), B(127.0f));
+      return bitwise_as<U>(xsimd::to_int(r)) & U(0xffu);
+    } else {
+      using F = std::conditional_t<std::is_same<Q, e4m3>::value, e4m3_format, e5m2_format>;
+      constexpr int drop = 23 - static_cast<int>(F::man_bits);
+      constexpr std::int32_t max_bits = static_cast<std::int32_t>(F::max_float_bits),
+                             min_normal = static_cast<std::int32_t>(F::min_normal_float_bits);
+      const I u = bitwise_as<I>(p);
+      const I a = u & I(0x7fffffff);
+      // Saturation first: max is representable, so |p| >= max (Inf, and NaN, fixed below) rounds
+      // to it on the normal path.
+      const I c = xsimd::min(a, I(max_bits));
+      // Normal results (fp8_round_magnitude): integer RNE on the bits, then rebias, in one constant.
+      constexpr std::int32_t round_rebias =
+          (1 << (drop - 1)) - 1 - static_cast<std::int32_t>((127u - F::bias) << 23);
+      const I normal = (c + I(round_rebias) + ((c >> drop) & I(1))) >> drop;
+      // Subnormal results: units of 2^(1 - bias - man_bits), RNE(|p| * 2^(bias + man_bits - 1)); the
+      // product is exact. Larger lanes are capped at the smallest normal (no overflow, no NaN).
+      constexpr float unit = static_cast<float>(1u << (F::bias + F::man_bits - 1u));
+      const B small = xsimd::min(bitwise_as<B>(c), B(bits_float(F::min_normal_float_bits)));
+      const I sub = xsimd::to_int(arch_impl::round_even<Arch>(small * B(unit)));
+      const I mag = xsimd::select(c < I(min_normal), sub, normal);
+      const I signed_bits = mag | ((u >> 24) & I(0x80));
+      return bitwise_as<U>(
+          xsimd::select(a > I(0x7f800000), I(storage_traits<Q>::canonical_nan), signed_bits));
+    }
+  }
+
+  // int8_round_away_bits(p) in the low byte of each lane (q8_0).
+  static U round_away_bits(B p) {
+    const I u = bitwise_as<I>(p);
+    // |p| capped at 256 on the bits (NaN included: replaced below), so nothing overflows.
+    const B a = bitwise_as<B>(xsimd::min(u & I(0x7fffffff), I(0x43800000)));
+    const B t = arch_impl::round_zero<Arch>(a);
+    const B frac = a - t;  // exact
+    B r = t + xsimd::select(frac >= B(0.5f), B(1.0f), B(0.0f));
+    r = bitwise_as<B>(bitwise_as<I>(r) | (u & I(static_cast<std::int32_t>(0x80000000u))));
+    r = xsimd::select(xsimd::isnan(p), B(0.0f), r);
+    r = xsimd::min(xsimd::max(r, B(-128.0f)), B(127.0f));
+    return bitwise_as<U>(xsimd::to_int(r)) & U(0xffu);
+  }
+
+  template <class T>
+  static void store(T* p, U b) {
+    arch_impl::pack_u8<Arch>(reinterpret_cast<std::uint8_t*>(p), b);
+  }
+  template <class T>
+  static void store_partial(T* p, U b, std::size_t n) {
+    std::uint8_t buf[W];
+    arch_impl::pack_u8<Arch>(buf, b);
+    copy_short<W>(reinterpret_cast<std::uint8_t*>(p), buf, n);
+  }
+
+  static std::uint32_t lanes_max(U m) { return arch_impl::hmax_u32<Arch>(m); }
+
+  // max |v| bits of a row (zero padding changes nothing).
+  static std::uint32_t row_max(const float* v, std::size_t n) {
+    U m0(0u), m1(0u);
+    std::size_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+      m0 = xsimd::max(m0, magnitude(B::load_unaligned(v + i)));
+      m1 = xsimd::max(m1, magnitude(B::load_unaligned(v + i + W)));
+    }
+    for (; i + W <= n; i += W)
+      m0 = xsimd::max(m0, magnitude(B::load_unaligned(v + i)));
+    if (i < n)
+      m1 = xsimd::max(m1, magnitude(load_partial<Arch>(v + i, n - i)));
+    return lanes_max(xsimd::max(m0, m1));
+  }
+
+  // q_i = quantized_bits(v_i op c), op = * or /; returns max |v| bits when Amax.
+  template <bool Divide, bool Amax>
+  static std::uint32_t scaled_row(const float* v, Q* q, std::size_t n, float c) {
+    const B cb(c);
+    U m(0u);
+    auto one = [&](B x) {
+      if constexpr (Amax)
+        m = xsimd::max(m, magnitude(x));
+      return bits(Divide ? arch_impl::div<Arch>(x, cb) : x * cb);
+    };
+    std::size_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+      store(q + i, one(B::load_unaligned(v + i)));
+      store(q + i + W, one(B::load_unaligned(v + i + W)));
+    }
+    for (; i + W <= n; i += W)
+      store(q + i, one(B::load_unaligned(v + i)));
+    if (i < n)
+      store_partial(q + i, one(load_partial<Arch>(v + i, n - i)), n - i);
+    return Amax ? lanes_max(m) : 0u;
+  }
+
+  // Blocks in groups: the maxima, then the scales (W blocks per register), then the values, so
+  // that the scale arithmetic (two divisions and the fp16 rounding per block) is not a scalar
+  // chain between each block's loads and stores.
+  static void q8_0_row(const float* v, block_q8_0* out, std::size_t n) {
+    constexpr std::size_t K = block_q8_0::size / W;  // registers per block
+    static_assert(K * W == block_q8_0::size, "a block is whole registers");
+    constexpr std::size_t G = 64;  // blocks per group
+    const std::size_t blocks = n / block_q8_0::size;
+    for (std::size_t b0 = 0; b0 < blocks; b0 += G) {
+      const std::size_t nb = blocks - b0 < G ? blocks - b0 : G;
+      alignas(64) std::uint32_t amax[G];
+      alignas(64) float id[G];
+      alignas(64) std::uint16_t d16[G];
+      for (std::size_t b = 0; b < nb; ++b) {
+        const float* x = v + (b0 + b) * block_q8_0::size;
+        U m(0u);
+        for (std::size_t k = 0; k < K; ++k)
+          m = xsimd::max(m, magnitude(B::load_unaligned(x + k * W)));
+        amax[b] = lanes_max(m);
+      }
+      // q8_0_scale_of, W blocks at a time: d = amax / 127, id = d != 0 ? 1 / d : 0, fp16(d) by
+      // io<fp16> (equal to the scalar rounding for every non-NaN float: test_types). A NaN maximum
+      // enters as 0 (id = 0, so every q is 0, as with the reference's NaN id) and its d is set to
+      // the canonical NaN after. The last nb % W blocks take the scalar function itself.
+      std::size_t j = 0;
+      for (; j + W <= nb; j += W) {
+        const I m = I::load_aligned(reinterpret_cast<const std::int32_t*>(amax + j));
+        const B d = arch_impl::div<Arch>(bitwise_as<B>(xsimd::select(m > I(0x7f800000), I(0), m)), B(127.0f));
+        xsimd::select(d != B(0.0f), arch_impl::div<Arch>(B(1.0f), d), B(0.0f)).store_aligned(id + j);
+        io<fp16, Arch>::store(reinterpret_cast<fp16*>(d16 + j), d);
+      }
+      for (std::size_t k = 0; k < j; ++k)
+        out[b0 + k].d =
+            fp16::from_bits(amax[k] > f32_inf_bits ? storage_traits<fp16>::canonical_nan : d16[k]);
+      for (; j < nb; ++j) {
+        const q8_0_scale sc = q8_0_scale_of(amax[j]);
+        out[b0 + j].d = fp16::from_bits(sc.d);
+        id[j] = sc.id;
+      }
+      for (std::size_t b = 0; b < nb; ++b) {
+        const float* x = v + (b0 + b) * block_q8_0::size;
+        const B ib(id[b]);
+        for (std::size_t k = 0; k < K; ++k)
+          store(out[b0 + b].qs + k * W, round_away_bits(B::load_unaligned(x + k * W) * ib));
+      }
+    }
+  }
+};
+
+template <>
+struct simd_rows<quantize_op> {
+  template <class Arch, class Knobs, class Q>
+  static void rows(const quantize_op::args<Q>& a) {
+    using S = quant_simd<Arch, Q>;
+    std::uint32_t amax = 0;
+    for (std::size_t r = 0; r < a.rows; ++r) {
+      const float* v = a.v + r * a.v_stride;
+      switch (a.mode) {
+        case quant_mode::static_scale:
+          if (a.amax)
+            amax =
+                max_of(amax, S::template scaled_row<false, true>(v, a.q + r * a.q_stride, a.cols, a.scale));
+          else
+            S::template scaled_row<false, false>(v, a.q + r * a.q_stride, a.cols, a.scale);
+          break;
+        case quant_mode::dynamic_row: {
+          const float s = dynamic_scale<Q>(S::row_max(v, a.cols), a.scale);
+          a.scales[r] = s;
+          if constexpr (std::is_same<Q, std::int8_t>::value)
+            S::template scaled_row<false, false>(v, a.q + r * a.q_stride, a.cols, 1.0f / s);
+          else
+            S::template scaled_row<true, false>(v, a.q + r * a.q_stride, a.cols, s);
+          break;
+        }
+        case quant_mode::q8_0:
+          if constexpr (std::is_same<Q, std::int8_t>::value)
+            S::q8_0_row(v, a.blocks + r * a.q_stride, a.cols);
+          break;
+      }
+    }
+    if (a.mode == quant_mode::static_scale && a.amax)
+      quantize_op::accumulate_amax(a.amax, amax);
+  }
+};
+
+}  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit
+
+NORMKIT_INTRINSICS_END
+
+#include "../core/fp_precise_end.hpp"
