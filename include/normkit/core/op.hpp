@@ -14,10 +14,27 @@
 // and a SIMD half, simd_rows<Op> (ops/<op>_simd.hpp), whose rows<Arch, Knobs, Ts...>(args)
 // must return the reference's bits. The op list (ops/list.hpp) makes the runtime table, the
 // static path, the build's selection and the tests pick it up (docs/architecture.md).
+//
+// Thread-pool entry points (dispatch/run.hpp, call_parallel) split a call into tasks of rows and
+// need three more members:
+//   row_count(args), row_bytes(args)   the rows a call can be split into, and the bytes one row
+//                                      reads and writes (to size the tasks)
+//   slice(args, r0, n)        the bundle of rows [r0, r0 + n) of a validated call: the same call
+//                             restricted to those rows, every pointer advanced to row r0
+// An op provides slice only when its rows are independent: every output element depends on its
+// own row and on the row-invariant operands, so any split in any order gives the same bits. An op
+// with an output across rows (an amax, a dgamma) has no slice, and its thread-pool entry point
+// refuses to compile (has_slice, static_assert) until it says how it splits. slice is never
+// inherited from norm_op: an op with more row operands (a residual) would get a wrong one.
+//
+// An argument bundle with a member `bool stream` (default false) has its output stored with
+// streaming stores when true; the dispatcher sets it once for the whole call from
+// output_bytes(args) (dispatch/streaming.hpp), before any split.
 #pragma once
 
 #include <cstddef>      // std::size_t
-#include <type_traits>  // std::conditional_t
+#include <type_traits>  // std::conditional_t, std::false_type, std::true_type, std::void_t
+#include <utility>      // std::declval
 
 #include "abi.hpp"
 #include "policy.hpp"
@@ -61,7 +78,34 @@ struct norm_op {
   static bool empty(const A& a) {
     return a.rows == 0 || a.cols == 0;
   }
+  // Rows for thread-pool tasks; the bytes of x and y per row; the bytes of y.
+  template <class A>
+  static std::size_t row_count(const A& a) {
+    return a.rows;
+  }
+  template <class A>
+  static std::size_t row_bytes(const A& a) {
+    return a.cols * (sizeof(*a.x) + sizeof(*a.y));
+  }
+  template <class A>
+  static std::size_t output_bytes(const A& a) {
+    return a.rows * a.cols * sizeof(*a.y);
+  }
 };
+
+// Whether Op can split a call of bundle A into row tasks (core/op.hpp, slice).
+template <class Op, class A, class = void>
+struct has_slice : std::false_type {};
+template <class Op, class A>
+struct has_slice<Op, A,
+                 std::void_t<decltype(Op::slice(std::declval<const A&>(), std::size_t{}, std::size_t{}))>>
+    : std::true_type {};
+
+// Whether bundle A carries the streaming decision (core/op.hpp, `bool stream`).
+template <class A, class = void>
+struct has_stream_flag : std::false_type {};
+template <class A>
+struct has_stream_flag<A, std::void_t<decltype(std::declval<A&>().stream = true)>> : std::true_type {};
 
 // SIMD half of an op, specialized by ops/<op>_simd.hpp.
 template <class Op>

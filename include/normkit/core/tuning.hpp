@@ -11,10 +11,23 @@ namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
-// Calls whose output has at least this many bytes store it with non-temporal (streaming)
-// stores: they pay for outputs that do not fit the cache and cost when the data is hot
-// (docs/performance.md).
-constexpr std::size_t stream_min_bytes = std::size_t(8) << 20;
+// Streaming (non-temporal) stores pay for outputs that cannot stay in the cache and cost when
+// the data is hot (docs/performance.md#streaming-stores). A call streams when its output has at
+// least the threshold's bytes; the threshold is a quarter of the last-level cache the CPU reports
+// (core/cpu.hpp), leaving room for the input and for what the caller keeps cached: on a 32 MiB L3
+// that is the 8 MiB measured best there. When the CPU reports no cache, the fallback.
+// NORMKIT_STREAM_MIN_BYTES or set_stream_min_bytes overrides it (dispatch/streaming.hpp).
+constexpr std::size_t stream_min_bytes_fallback = std::size_t(8) << 20;
+
+constexpr std::size_t stream_threshold_for_cache(std::size_t llc_bytes) {
+  return llc_bytes != 0 ? llc_bytes / 4 : stream_min_bytes_fallback;
+}
+
+// The decision, made once per call on the whole call's output (never per thread-pool task: a
+// task's share is smaller than the call's).
+constexpr bool streams(std::size_t output_bytes, std::size_t threshold) {
+  return output_bytes >= threshold;
+}
 
 // The cache line: streamed output starts at one, and the next row is prefetched one at a time.
 constexpr std::size_t cache_line = 64;
@@ -22,6 +35,14 @@ constexpr std::size_t cache_line = 64;
 // norm_rows takes the statistics of up to one vector width of rows at a time, as many as fit
 // in this many input bytes (at least one): their output passes read them again from L1.
 constexpr std::size_t group_max_bytes = 8192;
+
+// Thread-pool calls (dispatch/run.hpp, call_parallel): tasks of about parallel_task_bytes of
+// input plus output (half an L2 of this project's VMs, and enough tasks for a pool to balance),
+// and no task below parallel_min_task_bytes: a call with less than two such tasks' work runs on
+// the calling thread without asking the pool (a hand-off costs microseconds; 256 KiB is about
+// 10 us of one core's work).
+constexpr std::size_t parallel_task_bytes = std::size_t(1) << 20;
+constexpr std::size_t parallel_min_task_bytes = std::size_t(256) << 10;
 
 }  // namespace detail
 }  // namespace NORMKIT_ABI_NAMESPACE

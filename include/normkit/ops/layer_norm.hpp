@@ -34,6 +34,7 @@ struct layer_norm_args {
   std::size_t rows, cols;
   float eps;
   std::size_t x_stride, y_stride;
+  bool stream = false;  // streaming stores, decided for the whole call (dispatch/streaming.hpp)
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 
@@ -119,6 +120,16 @@ struct layer_norm_op : norm_op {
                                 impl::operand_of(a.beta, 1, a.cols, a.cols, true)};
     const impl::operand out[] = {impl::operand_of(a.y, a.rows, a.cols, a.y_stride)};
     return impl::check_operands(in, out, {0});
+  }
+
+  // Rows are independent (contract: each row's statistics are its own): rows [r0, r0 + n).
+  template <class In, class W, class Out>
+  static args<In, W, Out> slice(const args<In, W, Out>& a, std::size_t r0, std::size_t n) {
+    args<In, W, Out> s = a;
+    s.x = a.x + r0 * a.x_stride;
+    s.y = a.y + r0 * a.y_stride;
+    s.rows = n;
+    return s;
   }
 
   template <class Policy, class In, class W, class Out>

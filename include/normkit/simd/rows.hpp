@@ -374,17 +374,18 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
 
 // The driver of a normalizing op: per row, statistics (Row::stats), one factor, the output pass
 // (write_row). Row says what differs between ops: how a row's statistics are computed and whether
-// its values are centered (ops/<op>_simd.hpp).
+// its values are centered (ops/<op>_simd.hpp). stream: the dispatcher's decision for the whole
+// call (the args' `stream`, dispatch/streaming.hpp), which this may be one thread-pool task of.
 template <class Arch, class Row, class Knobs, class In, class W, class Out>
 void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
-               float eps, std::size_t x_stride, std::size_t y_stride) {
+               float eps, std::size_t x_stride, std::size_t y_stride, bool stream) {
   using B = typename shape<Arch>::batch;
   constexpr bool IL = interleaved_layout<In, W, Out>;
   constexpr std::size_t width = shape<Arch>::width;
   if (rows == 0 || cols == 0)
     return;
   write_mode mode;
-  mode.stream = rows * cols * sizeof(Out) >= stream_min_bytes;
+  mode.stream = stream;
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
   // latency is then paid once per group (bench/README.md); rows are disjoint (validate.hpp), so
