@@ -9,7 +9,8 @@
 // (W) and y (Out); statistics always in fp32. Presets: llama, gemma, gemma3n, olmo2, t5, pytorch,
 // onnx (policy.hpp). Bit-parity assumes IEEE mode: no FTZ/DAZ (which -ffast-math start-up code
 // sets); including this header under -ffast-math is a compile error. No allocation, no
-// exceptions, no global state beyond the ISA choice (dispatch.hpp).
+// exceptions, no global state beyond the ISA choice and the streaming-store threshold
+// (dispatch.hpp). Every op also takes a thread pool's parallel_for first (rms_norm.hpp).
 #pragma once
 
 #include "convert.hpp"
