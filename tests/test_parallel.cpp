@@ -305,12 +305,13 @@ static_assert(normkit::detail::has_slice<normkit::detail::rms_norm_op,
               "rms_norm and convert split");
 
 // ---- The streaming-store decision (core/tuning.hpp, dispatch/streaming.hpp).
-TEST(StreamingThreshold, DecisionFromTheCacheOrTheFallback) {
+TEST(StreamingThreshold, DecisionFromTheCacheCappedOrTheFallback) {
   using normkit::detail::stream_threshold_for_cache;
   using normkit::detail::streams;
   EXPECT_EQ(stream_threshold_for_cache(std::size_t(32) << 20), std::size_t(8) << 20);  // a 32 MiB L3
-  EXPECT_EQ(stream_threshold_for_cache(std::size_t(480) << 20), std::size_t(120) << 20);
-  EXPECT_EQ(stream_threshold_for_cache(0), std::size_t(8) << 20);  // no cache reported
+  EXPECT_EQ(stream_threshold_for_cache(std::size_t(96) << 20), std::size_t(24) << 20);
+  EXPECT_EQ(stream_threshold_for_cache(std::size_t(480) << 20), std::size_t(32) << 20);  // the cap
+  EXPECT_EQ(stream_threshold_for_cache(0), std::size_t(8) << 20);                        // no cache reported
   EXPECT_TRUE(streams(std::size_t(8) << 20, std::size_t(8) << 20));
   EXPECT_FALSE(streams((std::size_t(8) << 20) - 1, std::size_t(8) << 20));
   EXPECT_TRUE(streams(1, 0));

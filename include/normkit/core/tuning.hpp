@@ -13,14 +13,21 @@ namespace detail {
 
 // Streaming (non-temporal) stores pay for outputs that cannot stay in the cache and cost when
 // the data is hot (docs/performance.md#streaming-stores). A call streams when its output has at
-// least the threshold's bytes; the threshold is a quarter of the last-level cache the CPU reports
-// (core/cpu.hpp), leaving room for the input and for what the caller keeps cached: on a 32 MiB L3
-// that is the 8 MiB measured best there. When the CPU reports no cache, the fallback.
-// NORMKIT_STREAM_MIN_BYTES or set_stream_min_bytes overrides it (dispatch/streaming.hpp).
+// least the threshold's bytes: a quarter of the last-level cache the CPU reports (core/cpu.hpp),
+// leaving room for the input and for what the caller keeps cached (on a 32 MiB L3, the 8 MiB
+// measured best there), at most stream_min_bytes_cap, and the fallback when the CPU reports no
+// cache. NORMKIT_STREAM_MIN_BYTES or set_stream_min_bytes overrides it (dispatch/streaming.hpp).
 constexpr std::size_t stream_min_bytes_fallback = std::size_t(8) << 20;
 
+// A VM reports its host's whole L3, shared by every core and tenant: the Intel VM says 480 MiB,
+// yet a one-core copy there falls to DRAM speed once its working set passes 32-64 MiB, and
+// 4096x4096 calls (32-64 MiB of output) from DRAM ran 1.6x faster streamed (docs/performance.md).
+constexpr std::size_t stream_min_bytes_cap = std::size_t(32) << 20;
+
 constexpr std::size_t stream_threshold_for_cache(std::size_t llc_bytes) {
-  return llc_bytes != 0 ? llc_bytes / 4 : stream_min_bytes_fallback;
+  return llc_bytes == 0                         ? stream_min_bytes_fallback
+         : llc_bytes / 4 < stream_min_bytes_cap ? llc_bytes / 4
+                                                : stream_min_bytes_cap;
 }
 
 // The decision, made once per call on the whole call's output (never per thread-pool task: a
