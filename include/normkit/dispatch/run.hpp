@@ -120,6 +120,15 @@ inline task_split split_rows(std::size_t rows, std::size_t row_bytes) {
   return {(rows + per - 1) / per, per};
 }
 
+// The thread-pool entry points need the op's slice (core/op.hpp); without one they do not compile.
+template <class Op, class A>
+constexpr void require_slice() {
+  static_assert(has_slice<Op, A>::value,
+                "normkit: this op has no slice(args, r0, n) (core/op.hpp): its rows are not independent "
+                "(an output across rows, such as an amax or a dgamma) or it has not said how to split them, "
+                "so it has no thread-pool entry point");
+}
+
 // Runs a validated call (its streaming decided) as slices of rows_per_task rows (core/op.hpp,
 // slice), task i on rows [i * rows_per_task, ...), through the caller's parallel_for. Rows are
 // independent, so any task count and order give the same bits. Each task runs in the calling
@@ -129,10 +138,7 @@ inline task_split split_rows(std::size_t rows, std::size_t row_bytes) {
 template <class Op, class Policy, class... Ts, class ParallelFor>
 void run_split(ParallelFor& parallel_for, const typename Op::template args<Ts...>& a,
                std::size_t rows_per_task) {
-  static_assert(has_slice<Op, typename Op::template args<Ts...>>::value,
-                "normkit: this op has no slice(args, r0, n) (core/op.hpp): its rows are not independent "
-                "(an output across rows, such as an amax or a dgamma) or it has not said how to split them, "
-                "so it has no thread-pool entry point");
+  require_slice<Op, typename Op::template args<Ts...>>();
   const std::size_t rows = Op::row_count(a);
   const std::size_t n_tasks = (rows + rows_per_task - 1) / rows_per_task;
   std::fenv_t caller;
@@ -159,10 +165,7 @@ void run_split(ParallelFor& parallel_for, const typename Op::template args<Ts...
 // A call too small for two tasks runs on the calling thread without calling parallel_for.
 template <class Op, class Policy, class... Ts, class ParallelFor>
 status call_parallel(ParallelFor& parallel_for, const typename Op::template args<Ts...>& a) {
-  static_assert(has_slice<Op, typename Op::template args<Ts...>>::value,
-                "normkit: this op has no slice(args, r0, n) (core/op.hpp): its rows are not independent "
-                "(an output across rows, such as an amax or a dgamma) or it has not said how to split them, "
-                "so it has no thread-pool entry point");
+  require_slice<Op, typename Op::template args<Ts...>>();
   const status st = Op::validate(a);
   if (st != status::ok || Op::empty(a))
     return st;
