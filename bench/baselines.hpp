@@ -45,6 +45,13 @@ void eigen_layer_norm(const In* x, const W* gamma, const W* beta, Out* y, std::s
 bool stream_copy_available();
 void stream_copy(void* dst, const void* src, std::size_t bytes);
 
+// The contract's access pattern without its arithmetic: per row, read the row (sum its 32-bit
+// words), then read it again while writing it to dst (streaming stores when `stream`, with the
+// next row prefetched into L2 as normkit's streaming loop does; plain stores otherwise). rows rows
+// of row_bytes, contiguous. Returns the sums' total so no read is dead. Needs x86-64 (AVX2 when
+// the CPU has it); elsewhere stream_copy_available() is false and nothing is registered.
+unsigned two_pass_rows(void* dst, const void* src, std::size_t rows, std::size_t row_bytes, bool stream);
+
 // The presets and storage-type triples the benchmark instantiates (naive.cpp and eigen.cpp
 // instantiate exactly these).
 #define NORMKIT_BENCH_FOR_EACH_DTYPE(M, Policy)          \

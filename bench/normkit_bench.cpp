@@ -6,16 +6,25 @@
 //                                              | naive (two-loop scalar code, -O3 -march=native)
 //                                              | eigen (Eigen 3.4 row-wise expression)
 //   Copy/dtype/rows:R/cols:C/isa:P         P = memcpy | stream (non-temporal stores); the roof of
-//                                              a case is the faster of the two, same dtype+shape
+//                                              a case is the fastest copy of the same bytes
+//   TwoPass/dtype/rows:R/cols:C/isa:P      P = stream | plain: the contract's access pattern (read
+//                                              a row, read it again while writing it) without
+//                                              arithmetic, what a kernel can reach on this machine
+//   .../threads:2/isa:P                    2 threads through a thread pool (4096x4096): normkit's
+//                                              thread-pool overloads, the copy and the two-pass
+//   .../nt:on|off/isa:P                    streaming stores forced on or off (set_stream_min_bytes)
+//                                              instead of the machine's threshold
 //
-// Bytes per call come from one function, bytes_moved(). Cases whose buffers exceed half the
-// last-level cache rotate over enough buffer sets to touch >= 4x the LLC, so they stream from
-// DRAM; smaller cases reuse one set and run from cache (1x4096 stays hot). Buffers are allocated
-// and touched before timing; the timed loop allocates nothing. bench/report.py turns the JSON
-// output into the table and plot (bench/README.md).
+// Bytes per call come from one function, bytes_moved(). DRAM cases -- 4096x4096, and any case
+// whose buffers exceed half the last-level cache -- rotate over buffer sets covering at least
+// twice the LLC and 1 GiB, so they stream from DRAM even where sysfs reports a VM host's whole L3
+// (480 MiB on the Intel VM); smaller cases reuse one set and run from cache (1x4096 stays hot).
+// Buffers are allocated and touched before timing; the timed loop allocates nothing.
+// bench/report.py turns the JSON output into the table and plot (bench/README.md).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>    // std::max
+#include <atomic>       // std::atomic
 #include <cmath>        // std::fabs
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
@@ -23,15 +32,18 @@
 #include <cstdlib>      // std::aligned_alloc, std::free, std::getenv, std::strtoull
 #include <cstring>      // std::memcpy, std::memset
 #include <fstream>      // std::ifstream
+#include <limits>       // std::numeric_limits
 #include <memory>       // std::unique_ptr, std::make_shared
 #include <string>       // std::string, std::to_string
 #include <type_traits>  // std::is_same
 #include <vector>       // std::vector
 
+#include <sched.h>   // sched_getaffinity, sched_setaffinity, CPU_SET
 #include <unistd.h>  // sysconf
 #include <normkit/normkit.hpp>
 
-#include "../tests/common.hpp"  // storage-type names
+#include "../examples/thread_pool.hpp"  // thread_pool, the parallel_for of the threads:2 cases
+#include "../tests/common.hpp"          // storage-type names
 #include "baselines.hpp"
 
 namespace {
@@ -48,10 +60,21 @@ constexpr std::size_t bytes_moved(std::size_t rows, std::size_t cols, std::size_
 
 struct shape {
   std::size_t rows, cols;
+  bool dram;  // labelled DRAM: rotated over enough memory to stream from it on any machine
 };
 // decode (hot), a small batch, a DRAM-resident prefill, QK-norm over head_dim, wide rows, and a
 // 5120-wide model (Qwen/Llama-13B class) whose rows are not a power of two.
-constexpr shape shapes[] = {{1, 4096}, {64, 4096}, {4096, 4096}, {16384, 128}, {256, 16384}, {32, 5120}};
+constexpr shape shapes[] = {{1, 4096, false},    {64, 4096, false},   {4096, 4096, true},
+                            {16384, 128, false}, {256, 16384, false}, {32, 5120, false}};
+// The streaming-store regimes (nt:on|off) are shown where they matter: DRAM, and an output of a
+// few MiB that a large L3 holds (docs/performance.md#streaming-stores).
+bool shows_regimes(shape s) {
+  return (s.rows == 4096 && s.cols == 4096) || (s.rows == 16384 && s.cols == 128);
+}
+bool has_thread_cases(shape s) {
+  return s.rows == 4096 && s.cols == 4096;
+}
+constexpr unsigned bench_threads = 2;
 
 enum class path { scalar, avx2, avx512, neon, naive, eigen };
 
@@ -211,7 +234,7 @@ void fill(unsigned char* p, std::size_t n, float lo, float hi, std::uint64_t see
 struct buffers {
   std::string key;
   std::size_t sets = 0;
-  bool dram = false;  // one set exceeds half the LLC: the case streams from memory
+  bool dram = false;  // labelled DRAM or one set exceeds half the LLC: the case streams from memory
   std::vector<block> x, y;
   block gamma, beta;
 };
@@ -221,14 +244,17 @@ buffers& pool() {
   return b;
 }
 
-// Buffer sets in rotation: one when x + y fit in half the LLC, else enough to touch 4x the LLC.
-bool dram_resident(std::size_t set_bytes) {
+// Buffer sets in rotation: one for a cache case, else enough to cover max(2x the LLC, 1 GiB):
+// a cyclic walk over more than the cache misses on every line under LRU-like replacement, and
+// the 1 GiB floor covers a cache smaller than reported.
+bool dram_resident(shape s, std::size_t set_bytes) {
   static const std::size_t llc = llc_bytes();
-  return set_bytes > llc / 2;
+  return s.dram || set_bytes > llc / 2;
 }
-std::size_t sets_for(std::size_t set_bytes) {
+std::size_t sets_for(shape s, std::size_t set_bytes) {
   static const std::size_t llc = llc_bytes();
-  return dram_resident(set_bytes) ? (4 * llc + set_bytes - 1) / set_bytes : 1;
+  const std::size_t cover = std::max<std::size_t>(2 * llc, std::size_t(1) << 30);
+  return dram_resident(s, set_bytes) ? (cover + set_bytes - 1) / set_bytes : 1;
 }
 
 template <class In, class W, class Out>
@@ -240,8 +266,8 @@ const buffers& get_buffers(shape s) {
     return b;
   b = buffers{};  // free the previous case's buffers first
   const std::size_t n = s.rows * s.cols;
-  b.sets = sets_for(n * (sizeof(In) + sizeof(Out)));
-  b.dram = dram_resident(n * (sizeof(In) + sizeof(Out)));
+  b.sets = sets_for(s, n * (sizeof(In) + sizeof(Out)));
+  b.dram = dram_resident(s, n * (sizeof(In) + sizeof(Out)));
   for (std::size_t k = 0; k < b.sets; ++k) {
     b.x.push_back(alloc_block(n * sizeof(In)));
     fill<In>(b.x.back().get(), n, -2.0f, 2.0f, 1 + k);
@@ -266,6 +292,37 @@ void set_counters(benchmark::State& st, std::size_t bytes, std::size_t rows, con
   st.counters["sets"] = benchmark::Counter(static_cast<double>(b.sets));
   st.counters["dram"] = benchmark::Counter(b.dram ? 1.0 : 0.0);
 }
+
+// The threads:2 cases' pool, started once, its workers free to run on any CPU (report.py pins the
+// process to one; threads inherit their creator's CPU set).
+thread_pool& bench_pool() {
+  static thread_pool* pool = [] {
+    cpu_set_t pinned, all;
+    sched_getaffinity(0, sizeof pinned, &pinned);
+    CPU_ZERO(&all);
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < n && c < CPU_SETSIZE; ++c)
+      CPU_SET(static_cast<int>(c), &all);
+    sched_setaffinity(0, sizeof all, &all);
+    auto* p = new thread_pool(bench_threads);  // never destroyed: its threads outlive every case
+    sched_setaffinity(0, sizeof pinned, &pinned);
+    return p;
+  }();
+  return *pool;
+}
+
+// A case's streaming regime: the machine's threshold, or forced for its duration.
+enum class nt_mode { machine, on, off };
+struct nt_scope {
+  std::size_t saved = normkit::stream_min_bytes();
+  explicit nt_scope(nt_mode m) {
+    if (m != nt_mode::machine)
+      normkit::set_stream_min_bytes(m == nt_mode::on ? 0 : std::numeric_limits<std::size_t>::max());
+  }
+  ~nt_scope() { normkit::set_stream_min_bytes(saved); }
+  nt_scope(const nt_scope&) = delete;
+  nt_scope& operator=(const nt_scope&) = delete;
+};
 
 // ---- The ops, from the library's op list (include/normkit/ops/list.hpp). Each op has an
 // adapter here: its case name, the gain vectors its byte count adds, and how each path runs it.
@@ -293,6 +350,10 @@ struct bench_op<normkit::detail::rms_norm_op> {
       return nb::eigen_rms_norm<Policy>(x, gamma, y, s.rows, s.cols, eps), true;
     return normkit::rms_norm<Policy>(x, gamma, y, s.rows, s.cols, eps) == normkit::status::ok;
   }
+  template <class Policy, class In, class W, class Out>
+  static bool run_threads(const In* x, const W* gamma, const W*, Out* y, shape s, float eps) {
+    return normkit::rms_norm<Policy>(bench_pool(), x, gamma, y, s.rows, s.cols, eps) == normkit::status::ok;
+  }
 };
 
 template <>
@@ -308,6 +369,11 @@ struct bench_op<normkit::detail::layer_norm_op> {
     if (p == path::eigen)
       return nb::eigen_layer_norm<Policy>(x, gamma, beta, y, s.rows, s.cols, eps), true;
     return normkit::layer_norm<Policy>(x, gamma, beta, y, s.rows, s.cols, eps) == normkit::status::ok;
+  }
+  template <class Policy, class In, class W, class Out>
+  static bool run_threads(const In* x, const W* gamma, const W* beta, Out* y, shape s, float eps) {
+    return normkit::layer_norm<Policy>(bench_pool(), x, gamma, beta, y, s.rows, s.cols, eps) ==
+           normkit::status::ok;
   }
 };
 
@@ -347,6 +413,22 @@ bool run_once(path p, const In* x, const W* gamma, const W* beta, Out* y, shape 
   return bench_op<Op>::template run<Policy>(p, x, gamma, beta, y, s, eps);
 }
 
+// An adapter with run_threads gets threads:2 cases (normkit's thread-pool overloads).
+template <class Op, class = void>
+struct has_thread_cases_op : std::false_type {};
+template <class Op>
+struct has_thread_cases_op<
+    Op, std::void_t<decltype(&bench_op<Op>::template run_threads<normkit::llama, float, float, float>)>>
+    : std::true_type {};
+
+template <class Op, class Policy, class In, class W, class Out>
+bool run_threaded(const In* x, const W* gamma, const W* beta, Out* y, shape s, float eps) {
+  if constexpr (has_thread_cases_op<Op>::value)
+    return bench_op<Op>::template run_threads<Policy>(x, gamma, beta, y, s, eps);
+  else
+    return false;
+}
+
 template <class T>
 constexpr float ulp_at_one() {
   return 1.0f / static_cast<float>(1u << normkit_test::mantissa_bits<T>());  // exact: a power of two
@@ -378,7 +460,8 @@ bool baseline_agrees(path p, const buffers& b, shape s, float eps) {
 }
 
 template <class Op, class Policy, class In, class W, class Out>
-void bm_norm(benchmark::State& st, path p, shape s, bool& checked) {
+void bm_norm(benchmark::State& st, path p, shape s, bool& checked, unsigned threads = 1,
+             nt_mode nt = nt_mode::machine) {
   const buffers& b = get_buffers<In, W, Out>(s);
   const float eps = 1e-6f;
   if (!is_isa(p) && !checked) {  // once per case, outside the timing
@@ -394,11 +477,13 @@ void bm_norm(benchmark::State& st, path p, shape s, bool& checked) {
   }
   const auto* gamma = reinterpret_cast<const W*>(b.gamma.get());
   const auto* beta = reinterpret_cast<const W*>(b.beta.get());
+  const nt_scope regime(nt);
   std::size_t k = 0;
   for (auto _ : st) {
     const auto* x = reinterpret_cast<const In*>(b.x[k].get());
     auto* y = reinterpret_cast<Out*>(b.y[k].get());
-    if (!run_once<Op, Policy>(p, x, gamma, beta, y, s, eps)) {
+    if (!(threads > 1 ? run_threaded<Op, Policy>(x, gamma, beta, y, s, eps)
+                      : run_once<Op, Policy>(p, x, gamma, beta, y, s, eps))) {
       st.SkipWithError("normkit returned an error status");
       break;
     }
@@ -412,18 +497,56 @@ void bm_norm(benchmark::State& st, path p, shape s, bool& checked) {
                s.rows, b);
 }
 
-// The roof: x copied to y over the same buffers (sets, sizes, alignment) as the kernels.
+// The roof: x copied to y over the same buffers (sets, sizes, alignment) as the kernels; with
+// threads > 1, each thread copies its share of the rows through the same pool as normkit.
 template <class In, class W, class Out>
-void bm_copy(benchmark::State& st, bool stream, shape s) {
+void bm_copy(benchmark::State& st, bool stream, shape s, unsigned threads = 1) {
   static_assert(sizeof(In) == sizeof(Out), "the copy roof copies x into y");
   const buffers& b = get_buffers<In, W, Out>(s);
-  const std::size_t n = s.rows * s.cols * sizeof(In);
   std::size_t k = 0;
   for (auto _ : st) {
-    if (stream)
-      normkit_bench::stream_copy(b.y[k].get(), b.x[k].get(), n);
+    unsigned char* y = b.y[k].get();
+    const unsigned char* x = b.x[k].get();
+    auto part = [&](std::size_t t) {
+      const std::size_t r0 = s.rows * t / threads, r1 = s.rows * (t + 1) / threads;
+      const std::size_t off = r0 * s.cols * sizeof(In), len = (r1 - r0) * s.cols * sizeof(In);
+      if (stream)
+        normkit_bench::stream_copy(y + off, x + off, len);
+      else
+        std::memcpy(y + off, x + off, len);
+    };
+    if (threads > 1)
+      bench_pool()(threads, part);
     else
-      std::memcpy(b.y[k].get(), b.x[k].get(), n);
+      part(0);
+    benchmark::DoNotOptimize(b.y[k].get());
+    benchmark::ClobberMemory();
+    if (++k == b.sets)
+      k = 0;
+  }
+  set_counters(st, bytes_moved(s.rows, s.cols, sizeof(In), sizeof(Out), 0, 0), s.rows, b);
+}
+
+// The two-pass pattern (bench/copy_stream.cpp): the same buffers and bytes as the copy.
+template <class In, class W, class Out>
+void bm_two_pass(benchmark::State& st, bool stream, shape s, unsigned threads = 1) {
+  static_assert(sizeof(In) == sizeof(Out), "the two-pass pattern copies x into y");
+  const buffers& b = get_buffers<In, W, Out>(s);
+  const std::size_t row_bytes = s.cols * sizeof(In);
+  std::size_t k = 0;
+  for (auto _ : st) {
+    unsigned char* y = b.y[k].get();
+    const unsigned char* x = b.x[k].get();
+    std::atomic<unsigned> sum{0};
+    auto part = [&](std::size_t t) {
+      const std::size_t r0 = s.rows * t / threads, r1 = s.rows * (t + 1) / threads;
+      sum += normkit_bench::two_pass_rows(y + r0 * row_bytes, x + r0 * row_bytes, r1 - r0, row_bytes, stream);
+    };
+    if (threads > 1)
+      bench_pool()(threads, part);
+    else
+      part(0);
+    benchmark::DoNotOptimize(sum.load());
     benchmark::DoNotOptimize(b.y[k].get());
     benchmark::ClobberMemory();
     if (++k == b.sets)
@@ -438,17 +561,54 @@ void bm_copy(benchmark::State& st, bool stream, shape s) {
 std::string tail(shape s) {
   return "/rows:" + std::to_string(s.rows) + "/cols:" + std::to_string(s.cols) + "/isa:";
 }
+std::string tail(shape s, const std::string& extra);
+
+std::string tail(shape s, const std::string& extra) {
+  return "/rows:" + std::to_string(s.rows) + "/cols:" + std::to_string(s.cols) + extra + "/isa:";
+}
+
+// The best normkit SIMD path of this run (the last ISA path registered), or scalar.
+path best_isa(const std::vector<path>& paths) {
+  path best = path::scalar;
+  for (path p : paths)
+    if (is_isa(p))
+      best = p;
+  return best;
+}
 
 template <class Op, class Policy, class In, class W, class Out>
 void register_preset(const char* preset, shape s, const std::vector<path>& paths) {
+  const std::string stem = std::string(bench_op<Op>::name) + "/" + preset + "/" + dtype_name<In, W, Out>();
   for (path p : paths) {
-    const std::string name = std::string(bench_op<Op>::name) + "/" + preset + "/" + dtype_name<In, W, Out>() +
-                             tail(s) + path_name(p);
+    const std::string name = stem + tail(s) + path_name(p);
     auto checked = std::make_shared<bool>(false);
     benchmark::RegisterBenchmark(name.c_str(), [p, s, checked](benchmark::State& st) {
       bm_norm<Op, Policy, In, W, Out>(st, p, s, *checked);
     });
   }
+  // The extra cases, on the best SIMD path only, for the preset a user of each op picks most.
+  const path p = best_isa(paths);
+  const bool layer_norm = std::string(bench_op<Op>::name) == "LayerNorm";
+  const bool main_preset = layer_norm ? std::is_same<Policy, normkit::pytorch>::value
+                                      : std::is_same<Policy, normkit::llama>::value;
+  if (!main_preset || p == path::scalar)
+    return;
+  if (shows_regimes(s))
+    for (nt_mode m : {nt_mode::on, nt_mode::off}) {
+      const std::string name = stem + tail(s, m == nt_mode::on ? "/nt:on" : "/nt:off") + path_name(p);
+      benchmark::RegisterBenchmark(name.c_str(), [p, s, m](benchmark::State& st) {
+        bool unused = true;
+        bm_norm<Op, Policy, In, W, Out>(st, p, s, unused, 1, m);
+      });
+    }
+  if constexpr (has_thread_cases_op<Op>::value)
+    if (has_thread_cases(s)) {
+      const std::string name = stem + tail(s, "/threads:" + std::to_string(bench_threads)) + path_name(p);
+      benchmark::RegisterBenchmark(name.c_str(), [p, s](benchmark::State& st) {
+        bool unused = true;
+        bm_norm<Op, Policy, In, W, Out>(st, p, s, unused, bench_threads);
+      })->UseRealTime();
+    }
 }
 
 template <class Op, class In, class W, class Out>
@@ -471,9 +631,32 @@ void register_dtype(const std::vector<path>& paths) {
     const std::string copy = "Copy/" + dtype_name<In, W, Out>() + tail(s);
     benchmark::RegisterBenchmark((copy + "memcpy").c_str(),
                                  [s](benchmark::State& st) { bm_copy<In, W, Out>(st, false, s); });
-    if (normkit_bench::stream_copy_available())
+    if (normkit_bench::stream_copy_available()) {
       benchmark::RegisterBenchmark((copy + "stream").c_str(),
                                    [s](benchmark::State& st) { bm_copy<In, W, Out>(st, true, s); });
+      const std::string two = "TwoPass/" + dtype_name<In, W, Out>() + tail(s);
+      for (bool stream : {true, false})
+        benchmark::RegisterBenchmark(
+            (two + (stream ? "stream" : "plain")).c_str(),
+            [s, stream](benchmark::State& st) { bm_two_pass<In, W, Out>(st, stream, s); });
+    }
+    if (has_thread_cases(s)) {
+      const std::string t = tail(s, "/threads:" + std::to_string(bench_threads));
+      for (bool stream : {false, true}) {
+        if (stream && !normkit_bench::stream_copy_available())
+          continue;
+        const char* how = stream ? "stream" : "memcpy";
+        benchmark::RegisterBenchmark(
+            ("Copy/" + dtype_name<In, W, Out>() + t + how).c_str(),
+            [s, stream](benchmark::State& st) { bm_copy<In, W, Out>(st, stream, s, bench_threads); })
+            ->UseRealTime();
+        if (normkit_bench::stream_copy_available())
+          benchmark::RegisterBenchmark(
+              ("TwoPass/" + dtype_name<In, W, Out>() + t + (stream ? "stream" : "plain")).c_str(),
+              [s, stream](benchmark::State& st) { bm_two_pass<In, W, Out>(st, stream, s, bench_threads); })
+              ->UseRealTime();
+      }
+    }
     register_ops<In, W, Out>(s, paths, normkit::detail::ops{});
   }
 }
@@ -834,6 +1017,7 @@ int main(int argc, char** argv) {
 
   benchmark::AddCustomContext("cpu_model", cpu_model());
   benchmark::AddCustomContext("llc_bytes", std::to_string(llc_bytes()));
+  benchmark::AddCustomContext("stream_min_bytes", std::to_string(normkit::stream_min_bytes()));
   benchmark::AddCustomContext("compiler", compiler());
   benchmark::AddCustomContext("cxx_flags", NORMKIT_BENCH_CXX_FLAGS);
   benchmark::AddCustomContext("baseline_flags", NORMKIT_BENCH_BASELINE_FLAGS);

@@ -7,10 +7,11 @@
 
 `run` pins the benchmark to one CPU (taskset -c 1 when there is a CPU 1), runs it with
 repetitions and writes the raw JSON, then does what `report` does: for every case it takes the
-median over the repetitions (CPU time), computes GB/s from the `bytes` counter, % of the copy roof
-measured in the same run for the same dtype and shape (the faster of memcpy and the streaming
-copy), and the speed-up over the naive loop and the Eigen expression of the same op, preset, dtype
-and shape; it writes <out-dir>/<cpu-slug>.md, .json.xz (raw benchmark output, xz-compressed:
+median over the repetitions (CPU time; wall time for the threads:N cases), computes GB/s from the
+`bytes` counter, % of the copy roof (the fastest copy of the same bytes in the same run, any dtype,
+memcpy or streaming, same thread count), % of the two-pass pattern (read a row, read it again while
+writing it; the faster of streamed and plain, same bytes and threads), and the speed-up over the
+naive loop and the Eigen expression of the same op, preset, dtype and shape; it writes <out-dir>/<cpu-slug>.md, .json.xz (raw benchmark output, xz-compressed:
 ~5 % of the size, so the repository and a shallow clone stay small) and .png, and prints
 the table. Quick mode (--quick or NORMKIT_BENCH_QUICK=1) runs only the llama preset with fewer
 repetitions and writes to <work-dir>/results-quick instead of <out-dir>.
@@ -39,6 +40,7 @@ SHAPES = [(1, 4096), (64, 4096), (4096, 4096), (16384, 128), (256, 16384), (32, 
 PATHS = ["scalar", "avx2", "avx512", "neon", "naive", "eigen"]
 NORMKIT_SIMD = ["avx512", "avx2", "neon"]  # best first: the path a user of the library gets
 COPIES = ["memcpy", "stream"]
+PATTERNS = ("Copy", "TwoPass")  # the roofs: no op, no preset
 
 QUICK_FILTER = "^(Copy|RmsNorm/llama|LayerNorm/llama)/"
 FULL = {"repetitions": 5, "min_time": 0.1}
@@ -46,7 +48,7 @@ QUICK = {"repetitions": 3, "min_time": 0.05}
 
 NAME_RE = re.compile(
     r"^(?P<op>[^/]+)/(?:(?P<preset>[^/]+)/)?(?P<dtype>[^/]+)/rows:(?P<rows>\d+)/cols:(?P<cols>\d+)"
-    r"/isa:(?P<path>\w+)$")
+    r"(?:/threads:(?P<threads>\d+))?(?:/nt:(?P<nt>on|off))?/isa:(?P<path>\w+)(?:/real_time)?$")
 TIME_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
@@ -77,7 +79,10 @@ def load_cases(raw):
         if not m:
             continue
         runs = samples.get(name) or [medians[name]]
-        secs = [r["cpu_time"] * TIME_UNIT[r.get("time_unit", "ns")] for r in runs]
+        threads = int(m["threads"] or 1)
+        # Several threads: the wall time (the calling thread's CPU time misses the others' work).
+        clock = "real_time" if threads > 1 else "cpu_time"
+        secs = [r[clock] * TIME_UNIT[r.get("time_unit", "ns")] for r in runs]
         t = statistics.median(secs)
         first = runs[0]
         bytes_ = float(first.get("bytes", 0.0))
@@ -90,6 +95,9 @@ def load_cases(raw):
             "rows": rows,
             "cols": cols,
             "path": m["path"],
+            "threads": threads,
+            "nt": m["nt"],
+            "bytes": bytes_,
             "seconds": t,
             "reps": len(secs),
             "cv": (statistics.pstdev(secs) / statistics.mean(secs)) if len(secs) > 1 else 0.0,
@@ -101,31 +109,42 @@ def load_cases(raw):
 
 
 def analyse(cases):
-    roofs = {}  # (dtype, rows, cols) -> {"memcpy": gbps, "stream": gbps, "roof": gbps, "mem": ...}
+    # Per (dtype, rows, cols, threads): the pattern cases' GB/s ({"memcpy", "stream"} for Copy,
+    # {"stream", "plain"} for TwoPass), and the roofs, which are the best of the run over the same
+    # bytes and thread count: a copy of bf16 and one of f16 at the same shape move the same bytes,
+    # and one dtype's slow minute must not lower the other's roof.
+    roofs, best = {}, {}
     for c in cases.values():
-        if c["op"] == "Copy":
-            r = roofs.setdefault((c["dtype"], c["rows"], c["cols"]), {"mem": c["mem"]})
-            r[c["path"]] = c["gbps"]
-            r["roof"] = max(r.get("roof", 0.0), c["gbps"])
+        if c["op"] in PATTERNS:
+            r = roofs.setdefault((c["dtype"], c["rows"], c["cols"], c["threads"]), {"mem": c["mem"], "bytes": c["bytes"]})
+            r[(c["op"], c["path"])] = c["gbps"]
+            k = (c["op"], c["bytes"], c["threads"])
+            best[k] = max(best.get(k, 0.0), c["gbps"])
+    for (dtype, r, cols, threads), v in roofs.items():
+        v["roof"] = best.get(("Copy", v["bytes"], threads))
+        v["two_pass"] = best.get(("TwoPass", v["bytes"], threads))
     by_case = {}
     for c in cases.values():
-        if c["op"] != "Copy":
-            by_case[(c["op"], c["preset"], c["dtype"], c["rows"], c["cols"], c["path"])] = c
+        if c["op"] not in PATTERNS:
+            by_case[(c["op"], c["preset"], c["dtype"], c["rows"], c["cols"], c["threads"], c["nt"], c["path"])] = c
     rows = []
     for key, c in by_case.items():
-        op, preset, dtype, r, cols, path = key
-        roof = roofs.get((dtype, r, cols), {}).get("roof")
-        naive = by_case.get((op, preset, dtype, r, cols, "naive"))
-        eigen = by_case.get((op, preset, dtype, r, cols, "eigen"))
+        op, preset, dtype, r, cols, threads, nt, path = key
+        # The copy's bytes: the kernel's count adds the gain vectors, which stay in cache.
+        ref = roofs.get((dtype, r, cols, threads), {})
+        roof, two = ref.get("roof"), ref.get("two_pass")
+        naive = by_case.get((op, preset, dtype, r, cols, threads, nt, "naive"))
+        eigen = by_case.get((op, preset, dtype, r, cols, threads, nt, "eigen"))
         rows.append(dict(c,
                          pct_roof=100.0 * c["gbps"] / roof if roof else None,
+                         pct_two_pass=100.0 * c["gbps"] / two if two else None,
                          x_naive=naive["seconds"] / c["seconds"] if naive else None,
                          x_eigen=eigen["seconds"] / c["seconds"] if eigen else None))
     shape_index = {s: i for i, s in enumerate(SHAPES)}
     rows.sort(key=lambda c: (order(OPS, c["op"]), c["op"], order(PRESETS, c["preset"]), c["preset"],
                              order(DTYPES, c["dtype"]), c["dtype"],
                              shape_index.get((c["rows"], c["cols"]), len(SHAPES)), c["rows"], c["cols"],
-                             order(PATHS, c["path"]), c["path"]))
+                             c["threads"], c["nt"] or "", order(PATHS, c["path"]), c["path"]))
     return roofs, rows
 
 
@@ -133,7 +152,7 @@ def best_simd(rows):
     """Per (op, preset, dtype, shape): the row of the best normkit SIMD path that ran."""
     best = {}
     for c in rows:
-        if c["path"] not in NORMKIT_SIMD:
+        if c["path"] not in NORMKIT_SIMD or c["threads"] != 1 or c["nt"]:
             continue
         key = (c["op"], c["preset"], c["dtype"], c["rows"], c["cols"])
         if key not in best or order(NORMKIT_SIMD, c["path"]) < order(NORMKIT_SIMD, best[key]["path"]):
@@ -154,11 +173,22 @@ TARGETS = [
 ]
 
 
+# The targets of issue 19: two threads (normkit's thread-pool overloads, registered on the best
+# SIMD path only) against the two-thread copy, and the DRAM cases against the two-pass pattern.
+TARGETS_19 = [
+    ("2 threads, 4096x4096: % of 2-thread copy roof", "pct_roof", 85.0, None,
+     lambda c: c["threads"] == 2 and (c["rows"], c["cols"]) == (4096, 4096)),
+    ("DRAM cases: % of the two-pass pattern", "pct_two_pass", 90.0, None, lambda c: c["mem"] == "DRAM"),
+]
+
+
 def check_targets(rows):
-    best = best_simd(rows)
+    best = list(best_simd(rows).values())
+    threaded = [c for c in rows if c["path"] in NORMKIT_SIMD and c["threads"] > 1 and not c["nt"]]
     out = []
-    for label, field, need, goal, pred in TARGETS:
-        scope = [c for c in best.values() if pred(c) and c[field] is not None]
+    for (label, field, need, goal, pred), pool in ([(t, best) for t in TARGETS] +
+                                                    [(TARGETS_19[0], threaded), (TARGETS_19[1], best)]):
+        scope = [c for c in pool if pred(c) and c[field] is not None]
         if not scope:
             out.append((label, need, goal, None, None, 0, 0))
             continue
@@ -212,10 +242,15 @@ def markdown(raw, roofs, rows, targets, errors, slug, png_name):
     out.append(f"- **Method**: one thread{', pinned to CPU ' + str(run['cpu']) if run.get('cpu') is not None else ''}"
                f"; median CPU time of {'/'.join(map(str, reps))} repetitions; GB/s = bytes / time with bytes = "
                "rows·cols·(sizeof In + sizeof Out) + cols·sizeof W per gain vector (γ; LayerNorm also β). "
-               "% roof = GB/s over the same-run copy of the same dtype and shape (faster of memcpy and a "
-               "non-temporal copy). × naive / × Eigen = time of that baseline / time of this path, same "
-               "op, preset, dtype, shape. `mem` = DRAM when one buffer set (x + y) exceeds half "
-               "the LLC (such cases rotate over sets covering ≥ 4× the LLC), cache otherwise.")
+               "% roof = GB/s over the fastest copy of the same bytes in this run (any dtype, memcpy or a "
+               "non-temporal copy, same thread count); % 2-pass = GB/s over the two-pass pattern (read a "
+               "row, read it again while writing it, no arithmetic; streamed or plain, the faster), the "
+               "contract's access pattern on this machine. × naive / × Eigen = time of that baseline / "
+               "time of this path, same op, preset, dtype, shape. `mem` = DRAM for 4096x4096 and when one "
+               "buffer set (x + y) exceeds half the LLC (such cases rotate over sets covering max(2× the "
+               "LLC, 1 GiB)), cache otherwise. `threads:2` cases: normkit's thread-pool overloads on a "
+               "2-thread pool, wall time; `nt:on/off`: streaming stores forced (set_stream_min_bytes) "
+               f"instead of the machine's threshold ({int(ctx.get('stream_min_bytes', '0') or 0) >> 20} MiB here).")
     if errors:
         out.append(f"- **Errors**: {len(errors)} case(s) reported an error: " + "; ".join(errors[:5]))
     out.append("")
@@ -233,19 +268,25 @@ def markdown(raw, roofs, rows, targets, errors, slug, png_name):
         out.append(f"| {label} | {need:g} | {fmt(goal, 'g')} | `{name}` | {worst[field]:.2f} | {verdict} |")
     out.append("")
 
-    out += ["## Copy roof (GB/s)", "", "| dtype | shape | mem | memcpy | stream | roof |", "|---|---|---|---|---|---|"]
-    for (dtype, r, c), v in sorted(roofs.items(), key=lambda kv: (order(DTYPES, kv[0][0]),
-                                                                 order(SHAPES, (kv[0][1], kv[0][2])))):
-        out.append(f"| {dtype} | {r}x{c} | {v['mem']} | {fmt(v.get('memcpy'), '.1f')} | "
-                   f"{fmt(v.get('stream'), '.1f')} | {v['roof']:.1f} |")
+    out += ["## Copy roof and two-pass pattern (GB/s)", "",
+            "| dtype | shape | threads | mem | memcpy | stream | roof | two-pass stream | two-pass plain | two-pass |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for (dtype, r, c, t), v in sorted(roofs.items(), key=lambda kv: (order(DTYPES, kv[0][0]),
+                                                                    order(SHAPES, (kv[0][1], kv[0][2])), kv[0][3])):
+        out.append(f"| {dtype} | {r}x{c} | {t} | {v['mem']} | {fmt(v.get(('Copy', 'memcpy')), '.1f')} | "
+                   f"{fmt(v.get(('Copy', 'stream')), '.1f')} | {fmt(v.get('roof'), '.1f')} | "
+                   f"{fmt(v.get(('TwoPass', 'stream')), '.1f')} | {fmt(v.get(('TwoPass', 'plain')), '.1f')} | "
+                   f"{fmt(v.get('two_pass'), '.1f')} |")
     out.append("")
 
     out += ["## Kernels", "",
-            "| op | preset | dtype | shape | mem | path | GB/s | % roof | × naive | × Eigen | ns/row | cv |",
-            "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+            "| op | preset | dtype | shape | mem | path | GB/s | % roof | % 2-pass | × naive | × Eigen | ns/row | cv |",
+            "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for c in rows:
-        out.append(f"| {c['op']} | {c['preset']} | {c['dtype']} | {shape_str(c)} | {c['mem']} | {c['path']} | "
-                   f"{c['gbps']:.1f} | {fmt(c['pct_roof'], '.0f')} | {fmt(c['x_naive'], '.2f')} | "
+        variant = (f" threads:{c['threads']}" if c["threads"] > 1 else "") + (f" nt:{c['nt']}" if c["nt"] else "")
+        out.append(f"| {c['op']} | {c['preset']} | {c['dtype']} | {shape_str(c)} | {c['mem']} | {c['path']}{variant} | "
+                   f"{c['gbps']:.1f} | {fmt(c['pct_roof'], '.0f')} | {fmt(c['pct_two_pass'], '.0f')} | "
+                   f"{fmt(c['x_naive'], '.2f')} | "
                    f"{fmt(c['x_eigen'], '.2f')} | {c['ns_row']:.1f} | {100 * c['cv']:.0f}% |")
     out.append("")
     return "\n".join(out)
@@ -260,7 +301,7 @@ def plot(rows, roofs, path_png, title, preset):
         print(f"report.py: matplotlib is not available to {sys.executable}: no plot written "
               "(Debian: apt-get install python3-matplotlib, then rerun with /usr/bin/python3)")
         return False
-    sel = [c for c in rows if c["preset"] == preset]
+    sel = [c for c in rows if c["preset"] == preset and c["threads"] == 1 and not c["nt"]]
     if not sel:
         print(f"report.py: no '{preset}' cases to plot")
         return False
@@ -276,7 +317,7 @@ def plot(rows, roofs, path_png, title, preset):
     for i, op in enumerate(ops):
         for j, dtype in enumerate(dtypes):
             ax = axes[i][j]
-            roof = [roofs.get((dtype, r, c), {}).get("roof") for r, c in shapes]
+            roof = [roofs.get((dtype, r, c, 1), {}).get("roof") for r, c in shapes]
             ax.plot(xs, [v if v else float("nan") for v in roof], "k--", marker="_", ms=14, lw=1.5, label="copy roof")
             for p in PATHS:
                 ys = []

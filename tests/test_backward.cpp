@@ -13,7 +13,6 @@
 #include "numerics.hpp"
 #include "support.hpp"
 
-#include <normkit/core/tuning.hpp>  // stream_min_bytes: a case on each side
 
 #include <algorithm>    // std::shuffle, std::sort, std::max
 #include <cmath>        // std::sqrt, std::fabs, std::fma, std::ldexp
@@ -528,11 +527,17 @@ TEST_P(BackwardParity, ParameterGradientsIndependentOfRowSplits) {
   }
 }
 
-// Outputs of at least stream_min_bytes take the streaming stores (whole cache lines of dx after a
-// head up to the first line boundary); their bits too.
+// Outputs of at least stream_min_bytes() take the streaming stores (whole cache lines of dx after a
+// head up to the first line boundary); their bits too. The threshold is pinned to 1 MiB here (the
+// machine's may be tens of MiB) and restored after.
 TEST_P(BackwardParity, StreamingStoresOnLargeOutputs) {
   NORMKIT_USE_ISA(GetParam());
-  const std::size_t cols = 4096, rows = normkit::detail::stream_min_bytes / (cols * sizeof(bf16)) + 3;
+  struct pinned_threshold {
+    std::size_t before = normkit::stream_min_bytes();
+    pinned_threshold() { normkit::set_stream_min_bytes(std::size_t(1) << 20); }
+    ~pinned_threshold() { normkit::set_stream_min_bytes(before); }
+  } pin;
+  const std::size_t cols = 4096, rows = normkit::stream_min_bytes() / (cols * sizeof(bf16)) + 3;
   rng r(11);
   const std::vector<bf16> x = normal_vec<bf16>(r, rows * cols), dy = normal_vec<bf16>(r, rows * cols + 1);
   const std::vector<bf16> gamma = uniform_vec<bf16>(r, cols, 0.5f, 1.5f);

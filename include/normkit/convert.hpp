@@ -26,6 +26,15 @@ template <class Src, class Dst>
   return impl::call<detail::convert_op, round_once, Src, Dst>({src, dst, n});
 }
 
+// On the caller's thread pool (see rms_norm.hpp): the elements split into tasks of whole cache
+// lines, about a megabyte each; calls under half a megabyte run on the calling thread.
+template <class Src, class Dst, class ParallelFor, impl::if_parallel_for<ParallelFor> = 0>
+[[nodiscard]] status convert(ParallelFor&& parallel_for, const Src* src, Dst* dst, std::size_t n) {
+  static_assert(is_storage_type<Src>::value && is_storage_type<Dst>::value,
+                "normkit: Src and Dst must each be float, normkit::bf16 or normkit::fp16");
+  return impl::call_parallel<detail::convert_op, round_once, Src, Dst>(parallel_for, {src, dst, n});
+}
+
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit
 

@@ -105,6 +105,30 @@ template <class Policy, class T, class W>
   return normkit::layer_norm_heads<Policy>(static_cast<const T*>(x), gamma, beta, x, tokens, heads, head_dim,
                                            eps, token_stride, head_stride, token_stride, head_stride,
                                            gain_head_stride);
+// On the caller's thread pool (see rms_norm): gamma and beta as above, or nullptr.
+template <class Policy, class ParallelFor, class In, class G, class B, class Out,
+          impl::if_parallel_for<ParallelFor> = 0>
+[[nodiscard]] status layer_norm(ParallelFor&& parallel_for, const In* x, G gamma, B beta, Out* y,
+                                std::size_t rows, std::size_t cols, float eps, std::size_t x_stride,
+                                std::size_t y_stride) {
+  using W = impl::weight_of<In, G, B>;
+  static_assert(is_storage_type<In>::value && is_storage_type<W>::value && is_storage_type<Out>::value,
+                "normkit: In, W and Out must each be float, normkit::bf16 or normkit::fp16");
+  static_assert(Policy::layer_norm_exact,
+                "normkit: this preset's LayerNorm convention is not reproduced exactly (the ONNX "
+                "LayerNormalization spec rounds the scaled value before adding B); use pytorch or "
+                "round_twice and check the difference");
+  const W* const g = gamma;
+  const W* const b = beta;
+  return impl::call_parallel<detail::layer_norm_op, Policy, In, W, Out>(
+      parallel_for, {x, g, b, y, rows, cols, eps, x_stride, y_stride});
+}
+
+template <class Policy, class ParallelFor, class In, class G, class B, class Out,
+          impl::if_parallel_for<ParallelFor> = 0>
+[[nodiscard]] status layer_norm(ParallelFor&& parallel_for, const In* x, G gamma, B beta, Out* y,
+                                std::size_t rows, std::size_t cols, float eps) {
+  return normkit::layer_norm<Policy>(parallel_for, x, gamma, beta, y, rows, cols, eps, cols, cols);
 }
 
 }  // namespace NORMKIT_ABI_NAMESPACE

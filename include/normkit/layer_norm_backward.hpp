@@ -72,7 +72,7 @@ template <class Policy, class T, class W>
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
   return impl::backward_call<detail::layer_norm_backward_op, Policy, false, T>(
       {dy, x, nullptr, mean, rstd, dx, dgamma, dbeta, rows, cols, dy_stride, x_stride, dx_stride,
-       impl::streams<T>(rows, cols)},
+       impl::dx_streams<T>(rows, cols)},
       gamma, false);
 }
 
@@ -105,7 +105,7 @@ template <class Policy, class T, class W>
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
   return impl::backward_call<detail::layer_norm_backward_op, Policy, false, T>(
       {dy, x, nullptr, mean, rstd, dx, dgamma_partials, dbeta_partials, rows, cols, dy_stride, x_stride,
-       dx_stride, impl::streams<T>(rows, cols)},
+       dx_stride, impl::dx_streams<T>(rows, cols)},
       gamma, true);
 }
 

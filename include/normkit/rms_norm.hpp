@@ -84,6 +84,29 @@ template <class Policy, class T, class W>
   return normkit::rms_norm_heads<Policy>(static_cast<const T*>(x), gamma, x, tokens, heads, head_dim, eps,
                                          token_stride, head_stride, token_stride, head_stride,
                                          gamma_head_stride);
+// On the caller's thread pool: parallel_for(std::size_t n_tasks, F&& task) must run task(i) for
+// every i < n_tasks, on any threads in any order, and return when all are done. The rows are
+// split into tasks of about a megabyte (none for calls under half a megabyte, which run on the
+// calling thread); the bits are those of the single-threaded call for any split, order and thread
+// count, and each task runs in the caller's floating-point environment. gamma: as above, or
+// nullptr. Same checks and statuses, made once before any task runs.
+template <class Policy, class ParallelFor, class In, class G, class Out,
+          impl::if_parallel_for<ParallelFor> = 0>
+[[nodiscard]] status rms_norm(ParallelFor&& parallel_for, const In* x, G gamma, Out* y, std::size_t rows,
+                              std::size_t cols, float eps, std::size_t x_stride, std::size_t y_stride) {
+  using W = impl::weight_of<In, G>;
+  static_assert(is_storage_type<In>::value && is_storage_type<W>::value && is_storage_type<Out>::value,
+                "normkit: In, W and Out must each be float, normkit::bf16 or normkit::fp16");
+  const W* const g = gamma;
+  return impl::call_parallel<detail::rms_norm_op, Policy, In, W, Out>(
+      parallel_for, {x, g, y, rows, cols, eps, x_stride, y_stride});
+}
+
+template <class Policy, class ParallelFor, class In, class G, class Out,
+          impl::if_parallel_for<ParallelFor> = 0>
+[[nodiscard]] status rms_norm(ParallelFor&& parallel_for, const In* x, G gamma, Out* y, std::size_t rows,
+                              std::size_t cols, float eps) {
+  return normkit::rms_norm<Policy>(parallel_for, x, gamma, y, rows, cols, eps, cols, cols);
 }
 
 }  // namespace NORMKIT_ABI_NAMESPACE

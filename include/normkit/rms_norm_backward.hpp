@@ -67,7 +67,7 @@ template <class Policy, class T, class W>
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
   return impl::backward_call<detail::rms_norm_backward_op, Policy, false, T>(
       {dy, x, nullptr, rstd, dx, dgamma, rows, cols, dy_stride, x_stride, dx_stride,
-       impl::streams<T>(rows, cols)},
+       impl::dx_streams<T>(rows, cols)},
       gamma, false);
 }
 
@@ -96,7 +96,7 @@ template <class Policy, class T, class W>
                 "normkit: T and W must each be float, normkit::bf16 or normkit::fp16");
   return impl::backward_call<detail::rms_norm_backward_op, Policy, false, T>(
       {dy, x, nullptr, rstd, dx, dgamma_partials, rows, cols, dy_stride, x_stride, dx_stride,
-       impl::streams<T>(rows, cols)},
+       impl::dx_streams<T>(rows, cols)},
       gamma, true);
 }
 

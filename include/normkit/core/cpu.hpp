@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 // normkit: what the CPU can run, asked once. cpuid plus XGETBV, so an OS that does not save
-// AVX/AVX-512 state counts as lacking them (xsimd 8.1 skips that check).
+// AVX/AVX-512 state counts as lacking them (xsimd 8.1 skips that check). Also the size of the
+// last-level cache it reports, which sets the streaming-store threshold (core/tuning.hpp).
 #pragma once
+
+#include <cstddef>  // std::size_t
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>  // __get_cpuid_count
+#elif defined(__linux__)
+#include <cstdio>  // std::fopen, std::fscanf, std::snprintf, std::fclose
 #endif
 
 #include "abi.hpp"
@@ -44,6 +49,56 @@ inline cpu_caps detect_cpu() {
   c.neon = true;
 #endif
   return c;
+}
+
+// The largest data or unified cache the CPU reports, in bytes (the last level; shared or not), or
+// 0 when it reports none. x86: the deterministic cache parameters, cpuid leaf 4 (Intel) or
+// 0x8000001D (AMD): ways x partitions x line size x sets, each stored minus one. Elsewhere on
+// Linux: sysfs, as the kernel has it from the firmware. A VM reports what its hypervisor passes
+// through, which may be the host's whole L3 (480 MiB on the Intel VM of docs/performance.md):
+// hence the override (dispatch/streaming.hpp).
+inline std::size_t last_level_cache_bytes() {
+  std::size_t best = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  for (unsigned leaf : {4u, 0x8000001du}) {
+    for (unsigned sub = 0; sub < 16; ++sub) {
+      unsigned a = 0, b = 0, cx = 0, d = 0;
+      if (!__get_cpuid_count(leaf, sub, &a, &b, &cx, &d) || (a & 0x1fu) == 0)
+        break;  // leaf absent, or no more caches
+      if ((a & 0x1fu) == 2)
+        continue;  // instruction cache
+      const std::size_t ways = ((b >> 22) & 0x3ffu) + 1, partitions = ((b >> 12) & 0x3ffu) + 1,
+                        line = (b & 0xfffu) + 1, sets = std::size_t(cx) + 1;
+      const std::size_t bytes = ways * partitions * line * sets;
+      best = bytes > best ? bytes : best;
+    }
+    if (best != 0)
+      break;
+  }
+#elif defined(__linux__)
+  for (int i = 0; i < 16; ++i) {
+    char path[80], type[32] = {}, unit = 0;
+    unsigned long long size = 0;
+    std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+    std::FILE* f = std::fopen(path, "r");
+    if (!f)
+      break;
+    const bool typed = std::fscanf(f, "%31s", type) == 1;
+    std::fclose(f);
+    if (!typed || type[0] == 'I')  // Instruction
+      continue;
+    std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if (!(f = std::fopen(path, "r")))
+      continue;
+    const int got = std::fscanf(f, "%llu%c", &size, &unit);
+    std::fclose(f);
+    if (got >= 1) {
+      const std::size_t bytes = static_cast<std::size_t>(size) << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0);
+      best = bytes > best ? bytes : best;
+    }
+  }
+#endif
+  return best;
 }
 
 }  // namespace impl

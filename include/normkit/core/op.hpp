@@ -15,13 +15,30 @@
 // must return the reference's bits. A composite op (composite = true) has no SIMD half and no
 // table entries: instead of rows it gives row_bytes(args), scratch_floats<Policy>(args, chunk_rows)
 // and run_rows<Policy>(args, r0, n, scratch, run), the stages of a chunk of rows, each a kernel op
-// run through `run`; its reference may return a status (status::out_of_memory for its scratch). The op list
-// (ops/list.hpp) makes the runtime table, the static path, the build's selection and the tests pick it up
-// (docs/architecture.md).
+// run through `run`; its reference may return a status (status::out_of_memory for its scratch). The
+// op list (ops/list.hpp) makes the runtime table, the static path, the build's selection and the
+// tests pick it up (docs/architecture.md).
+//
+// Thread-pool entry points (dispatch/run.hpp, call_parallel) split a call into tasks of rows and
+// need three more members:
+//   row_count(args), row_bytes(args)   the rows a call can be split into, and the bytes one row
+//                                      reads and writes (to size the tasks)
+//   slice(args, r0, n)        the bundle of rows [r0, r0 + n) of a validated call: the same call
+//                             restricted to those rows, every pointer advanced to row r0
+// An op provides slice only when its rows are independent: every output element depends on its
+// own row and on the row-invariant operands, so any split in any order gives the same bits. An op
+// with an output across rows (an amax, a dgamma) has no slice, and its thread-pool entry point
+// refuses to compile (has_slice, static_assert) until it says how it splits. slice is never
+// inherited from norm_op: an op with more row operands (a residual) would get a wrong one.
+//
+// An argument bundle with a member `bool stream` (default false) has its output stored with
+// streaming stores when true; the dispatcher sets it once for the whole call from
+// output_bytes(args) (dispatch/streaming.hpp), before any split.
 #pragma once
 
 #include <cstddef>      // std::size_t
-#include <type_traits>  // std::conditional_t, std::bool_constant, std::void_t
+#include <type_traits>  // std::conditional_t, std::bool_constant, std::false_type, std::true_type, std::void_t
+#include <utility>      // std::declval
 
 #include "abi.hpp"
 #include "policy.hpp"
@@ -50,6 +67,12 @@ struct no_knobs {
   static constexpr std::size_t index = 0;
 };
 
+// Whether an argument bundle has head views (rms_norm_args, layer_norm_args: `heads` rows per row).
+template <class A, class = void>
+struct has_heads : std::false_type {};
+template <class A>
+struct has_heads<A, std::void_t<decltype(std::declval<const A&>().heads)>> : std::true_type {};
+
 // What the normalizing ops (rms_norm, layer_norm) share: In, W and Out slots over the input
 // types, the twelve knob sets, equal-bits knob sets folded (canonical_knobs), the roundings a call
 // makes (Out, and Mid when rounding twice), and "nothing to do" when a size is 0.
@@ -65,6 +88,29 @@ struct norm_op {
   static bool empty(const A& a) {
     return a.rows == 0 || a.cols == 0;
   }
+  // Rows for thread-pool tasks; the bytes of x and y per row (a token's heads, for head views); the
+  // bytes of y.
+  template <class A>
+  static std::size_t row_count(const A& a) {
+    return a.rows;
+  }
+  template <class A>
+  static std::size_t row_bytes(const A& a) {
+    return heads_of(a) * a.cols * (sizeof(*a.x) + sizeof(*a.y));
+  }
+  template <class A>
+  static std::size_t output_bytes(const A& a) {
+    return a.rows * heads_of(a) * a.cols * sizeof(*a.y);
+  }
+
+ private:
+  template <class A>
+  static std::size_t heads_of(const A& a) {
+    if constexpr (has_heads<A>::value)
+      return a.heads;
+    else
+      return 1;
+  }
 };
 
 // Op::reference on a bundle, its type parameters deduced.
@@ -79,6 +125,19 @@ template <class Op, class = void>
 struct is_composite : std::false_type {};
 template <class Op>
 struct is_composite<Op, std::void_t<decltype(Op::composite)>> : std::bool_constant<Op::composite> {};
+// Whether Op can split a call of bundle A into row tasks (core/op.hpp, slice).
+template <class Op, class A, class = void>
+struct has_slice : std::false_type {};
+template <class Op, class A>
+struct has_slice<Op, A,
+                 std::void_t<decltype(Op::slice(std::declval<const A&>(), std::size_t{}, std::size_t{}))>>
+    : std::true_type {};
+
+// Whether bundle A carries the streaming decision (core/op.hpp, `bool stream`).
+template <class A, class = void>
+struct has_stream_flag : std::false_type {};
+template <class A>
+struct has_stream_flag<A, std::void_t<decltype(std::declval<A&>().stream = true)>> : std::true_type {};
 
 // SIMD half of an op, specialized by ops/<op>_simd.hpp.
 template <class Op>

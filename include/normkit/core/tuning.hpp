@@ -11,10 +11,30 @@ namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
-// Calls whose output has at least this many bytes store it with non-temporal (streaming)
-// stores: they pay for outputs that do not fit the cache and cost when the data is hot
-// (docs/performance.md).
-constexpr std::size_t stream_min_bytes = std::size_t(8) << 20;
+// Streaming (non-temporal) stores pay for outputs that cannot stay in the cache and cost when
+// the data is hot (docs/performance.md#streaming-stores). A call streams when its output has at
+// least the threshold's bytes: a quarter of the last-level cache the CPU reports (core/cpu.hpp),
+// leaving room for the input and for what the caller keeps cached (on a 32 MiB L3, the 8 MiB
+// measured best there), at most stream_min_bytes_cap, and the fallback when the CPU reports no
+// cache. NORMKIT_STREAM_MIN_BYTES or set_stream_min_bytes overrides it (dispatch/streaming.hpp).
+constexpr std::size_t stream_min_bytes_fallback = std::size_t(8) << 20;
+
+// A VM reports its host's whole L3, shared by every core and tenant: the Intel VM says 480 MiB,
+// yet a one-core copy there falls to DRAM speed once its working set passes 32-64 MiB, and
+// 4096x4096 calls (32-64 MiB of output) from DRAM ran 1.6x faster streamed (docs/performance.md).
+constexpr std::size_t stream_min_bytes_cap = std::size_t(32) << 20;
+
+constexpr std::size_t stream_threshold_for_cache(std::size_t llc_bytes) {
+  return llc_bytes == 0                         ? stream_min_bytes_fallback
+         : llc_bytes / 4 < stream_min_bytes_cap ? llc_bytes / 4
+                                                : stream_min_bytes_cap;
+}
+
+// The decision, made once per call on the whole call's output (never per thread-pool task: a
+// task's share is smaller than the call's).
+constexpr bool streams(std::size_t output_bytes, std::size_t threshold) {
+  return output_bytes >= threshold;
+}
 
 // The cache line: streamed output starts at one, and the next row is prefetched one at a time.
 constexpr std::size_t cache_line = 64;
@@ -27,6 +47,13 @@ constexpr std::size_t group_max_bytes = 8192;
 // bytes of intermediate data (the stored residual, the fp32 sums): the next stage reads them from
 // L1/L2, not memory (docs/performance.md).
 constexpr std::size_t compose_chunk_bytes = 32768;
+// Thread-pool calls (dispatch/run.hpp, call_parallel): tasks of about parallel_task_bytes of
+// input plus output (half an L2 of this project's VMs, and enough tasks for a pool to balance),
+// and no task below parallel_min_task_bytes: a call with less than two such tasks' work runs on
+// the calling thread without asking the pool (a hand-off costs microseconds; 256 KiB is about
+// 10 us of one core's work).
+constexpr std::size_t parallel_task_bytes = std::size_t(1) << 20;
+constexpr std::size_t parallel_min_task_bytes = std::size_t(256) << 10;
 
 }  // namespace detail
 }  // namespace NORMKIT_ABI_NAMESPACE

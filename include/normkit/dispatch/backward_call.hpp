@@ -37,10 +37,10 @@ void run_path(const typename Op::template args<Ts...>& a) {
     run<Op, Policy, Ts...>(a);
 }
 
-// Whether a backward call's dx is big enough for streaming stores (core/tuning.hpp).
+// Whether a backward call's dx is big enough for streaming stores (dispatch/streaming.hpp).
 template <class T>
-bool streams(std::size_t rows, std::size_t cols) {
-  return rows * cols * sizeof(T) >= stream_min_bytes;
+bool dx_streams(std::size_t rows, std::size_t cols) {
+  return streams(rows * cols * sizeof(T), stream_min_bytes());
 }
 
 // Columns per tile of the stack-only folds: a tree of up to 2^64 blocks in 65 x 64 floats.

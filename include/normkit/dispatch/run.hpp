@@ -6,18 +6,23 @@
 
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
-#include <cfenv>        // std::fegetround, FE_TONEAREST
-#include <type_traits>  // std::is_same
+#include <atomic>       // std::atomic
+#include <cfenv>        // std::fegetround, FE_TONEAREST, std::fe{get,set}env, std::fe{test,raise}except
+#include <cstddef>      // std::size_t, std::nullptr_t
+#include <type_traits>  // std::is_same, std::conditional_t, std::enable_if_t, std::remove_const_t
 
 #include "../core/abi.hpp"
 #include "../core/isa.hpp"
+#include "../core/math.hpp"
 #include "../core/policy.hpp"
 #include "../core/status.hpp"
 #include "../core/storage.hpp"
+#include "../core/tuning.hpp"
 #include "../core/type_list.hpp"
 #include "../ops/list.hpp"
 #include "compose.hpp"
 #include "state.hpp"
+#include "streaming.hpp"
 #include "table.hpp"
 
 #if defined(NORMKIT_STATIC_ISA)
@@ -76,13 +81,27 @@ void run(const typename Op::template args<Ts...>& a) {
   Op::template reference<Policy, Ts...>(a);
 }
 
-// One stage of a composite op: a kernel op on its bundle, dispatched like a call of its own.
+// One stage of a composite op: a kernel op on its bundle, dispatched like a call of its own, with
+// the streaming decision of the whole composite call (its chunks are small, the call may not be).
 struct run_stage {
+  bool stream;
   template <class Op, class Policy, template <class...> class Args, class... Ts>
   void operator()(Op, Policy, const Args<Ts...>& a) const {
-    run<Op, Policy, Ts...>(a);
+    Args<Ts...> d = a;
+    if constexpr (has_stream_flag<Args<Ts...>>::value)
+      d.stream = stream;
+    run<Op, Policy, Ts...>(d);
   }
 };
+// The call's streaming decision, made once on the whole call (core/op.hpp, `stream`): a
+// thread-pool task streams exactly when the whole call would.
+template <class Op, class A>
+A with_stream_decision(const A& a) {
+  A d = a;
+  if constexpr (has_stream_flag<A>::value)
+    d.stream = streams(Op::output_bytes(a), stream_min_bytes());
+  return d;
+}
 
 // A public entry point: the op's checks, then the run.
 template <class Op, class Policy, class... Ts>
@@ -91,9 +110,88 @@ status call(const typename Op::template args<Ts...>& a) {
   if (st != status::ok || Op::empty(a))
     return st;
   if constexpr (is_composite<Op>::value)
-    return run_composite<Op, Policy, run_stage, Ts...>(a, run_stage{});
+    return run_composite<Op, Policy, run_stage, Ts...>(
+        a, run_stage{streams(Op::output_bytes(a), stream_min_bytes())});
   else
-    run<Op, Policy, Ts...>(a);
+    run<Op, Policy, Ts...>(with_stream_decision<Op>(a));
+  return status::ok;
+}
+
+// How a thread-pool call is cut: `tasks` tasks of `rows` rows each (the last one may be shorter).
+struct task_split {
+  std::size_t tasks, rows;
+};
+
+// Tasks of about parallel_task_bytes of traffic (core/tuning.hpp), at least two when there is
+// work for two tasks of parallel_min_task_bytes, else one (the calling thread runs the call). Rows
+// narrower than a cache line go in multiples of 64, so neighbouring tasks write whole lines of
+// contiguous output.
+inline task_split split_rows(std::size_t rows, std::size_t row_bytes) {
+  const std::size_t bytes = rows * row_bytes;  // <= the validated extents of x and y
+  if (rows < 2 || bytes < 2 * parallel_min_task_bytes)
+    return {1, rows};
+  const std::size_t wanted = max_of<std::size_t>(2, (bytes + parallel_task_bytes - 1) / parallel_task_bytes);
+  std::size_t per = (rows + min_of(wanted, rows) - 1) / min_of(wanted, rows);
+  if (row_bytes < cache_line)
+    per = (per + cache_line - 1) / cache_line * cache_line;
+  return {(rows + per - 1) / per, per};
+}
+
+// The thread-pool entry points need the op's slice (core/op.hpp); without one they do not compile.
+template <class Op, class A>
+constexpr void require_slice() {
+  static_assert(has_slice<Op, A>::value,
+                "normkit: this op has no slice(args, r0, n) (core/op.hpp): its rows are not independent "
+                "(an output across rows, such as an amax or a dgamma) or it has not said how to split them, "
+                "so it has no thread-pool entry point");
+}
+
+// Runs a validated call (its streaming decided) as slices of rows_per_task rows (core/op.hpp,
+// slice), task i on rows [i * rows_per_task, ...), through the caller's parallel_for. Rows are
+// independent, so any task count and order give the same bits. Each task runs in the calling
+// thread's floating-point environment (rounding mode, FTZ/DAZ, trap masks: the contract's bits
+// are those of the caller's environment, docs/fp-environment.md), and the exception flags the
+// tasks raise are raised on the calling thread when parallel_for returns.
+template <class Op, class Policy, class... Ts, class ParallelFor>
+void run_split(ParallelFor& parallel_for, const typename Op::template args<Ts...>& a,
+               std::size_t rows_per_task) {
+  require_slice<Op, typename Op::template args<Ts...>>();
+  const std::size_t rows = Op::row_count(a);
+  const std::size_t n_tasks = (rows + rows_per_task - 1) / rows_per_task;
+  std::fenv_t caller;
+  std::fegetenv(&caller);
+  std::atomic<int> raised{0};
+  parallel_for(n_tasks, [&](std::size_t t) {
+    if (t >= n_tasks)
+      return;
+    const std::size_t r0 = t * rows_per_task;
+    std::fenv_t own;
+    std::fegetenv(&own);
+    std::fesetenv(&caller);
+    run<Op, Policy, Ts...>(Op::slice(a, r0, min_of(rows_per_task, rows - r0)));
+    raised.fetch_or(std::fetestexcept(FE_ALL_EXCEPT), std::memory_order_relaxed);
+    std::fesetenv(&own);
+  });
+  if (const int missing = raised.load(std::memory_order_relaxed) & ~std::fetestexcept(FE_ALL_EXCEPT))
+    std::feraiseexcept(missing);
+}
+
+// A thread-pool entry point: the op's checks and the streaming decision on the whole call, then
+// its rows split into tasks (split_rows) run through parallel_for(n_tasks, task), which must call
+// task(i) once for every i < n_tasks, on any threads in any order, and return when all are done.
+// A call too small for two tasks runs on the calling thread without calling parallel_for.
+template <class Op, class Policy, class... Ts, class ParallelFor>
+status call_parallel(ParallelFor& parallel_for, const typename Op::template args<Ts...>& a) {
+  require_slice<Op, typename Op::template args<Ts...>>();
+  const status st = Op::validate(a);
+  if (st != status::ok || Op::empty(a))
+    return st;
+  const typename Op::template args<Ts...> d = with_stream_decision<Op>(a);
+  const task_split split = split_rows(Op::row_count(d), Op::row_bytes(d));
+  if (split.tasks < 2)
+    run<Op, Policy, Ts...>(d);
+  else
+    run_split<Op, Policy, Ts...>(parallel_for, d, split.rows);
   return status::ok;
 }
 
@@ -109,6 +207,24 @@ status call_reference(const typename Op::template args<Ts...>& a) {
     Op::template reference<Policy, Ts...>(a);
   return status::ok;
 }
+
+// The thread-pool overloads take gamma and beta as typed pointers or nullptr, as the serial ones
+// do: the weight type W is the first typed one's, else In. No parallel_for is a pointer, which
+// keeps these overloads apart from the serial ones.
+template <class P>
+struct pointee {
+  using type = void;
+};
+template <class T>
+struct pointee<T*> {
+  using type = std::remove_const_t<T>;
+};
+template <class In, class G, class B = std::nullptr_t>
+using weight_of = std::conditional_t<
+    !std::is_same<G, std::nullptr_t>::value, typename pointee<G>::type,
+    std::conditional_t<!std::is_same<B, std::nullptr_t>::value, typename pointee<B>::type, In>>;
+template <class F>
+using if_parallel_for = std::enable_if_t<!std::is_pointer<std::decay_t<F>>::value, int>;
 
 }  // namespace impl
 }  // namespace NORMKIT_ABI_NAMESPACE

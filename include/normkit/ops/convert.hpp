@@ -56,6 +56,20 @@ struct convert_op {
     return a.n == 0;
   }
 
+  // Thread-pool tasks split the elements (core/op.hpp): each is converted on its own.
+  template <class A>
+  static std::size_t row_count(const A& a) {
+    return a.n;
+  }
+  template <class Src, class Dst>
+  static std::size_t row_bytes(const args<Src, Dst>&) {
+    return sizeof(Src) + sizeof(Dst);
+  }
+  template <class Src, class Dst>
+  static args<Src, Dst> slice(const args<Src, Dst>& a, std::size_t i0, std::size_t n) {
+    return {a.src + i0, a.dst + i0, n};
+  }
+
   template <class Policy, class Src, class Dst>
   static void reference(const args<Src, Dst>& a) {
     for (std::size_t i = 0; i < a.n; ++i)

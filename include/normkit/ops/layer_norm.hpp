@@ -37,6 +37,7 @@ struct layer_norm_args {
   // Head views (rms_norm_heads / layer_norm_heads): `heads` rows per token, row (t, h) at
   // t * x_stride + h * x_head_stride (y likewise), gains at + h * gain_head_stride (0: shared).
   std::size_t heads = 1, x_head_stride = 0, y_head_stride = 0, gain_head_stride = 0;
+  bool stream = false;  // streaming stores, decided for the whole call (dispatch/streaming.hpp)
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 
@@ -135,6 +136,16 @@ struct layer_norm_op : norm_op {
         impl::operand_of(a.beta, 1, gain_heads, a.cols, a.cols, a.gain_head_stride, true)};
     const impl::operand out[] = {impl::operand_of(a.y, a.rows, a.heads, a.cols, a.y_stride, a.y_head_stride)};
     return impl::check_operands(in, out, {0});
+  }
+
+  // Rows are independent (contract: each row's statistics are its own): rows [r0, r0 + n).
+  template <class In, class W, class Out>
+  static args<In, W, Out> slice(const args<In, W, Out>& a, std::size_t r0, std::size_t n) {
+    args<In, W, Out> s = a;
+    s.x = a.x + r0 * a.x_stride;
+    s.y = a.y + r0 * a.y_stride;
+    s.rows = n;
+    return s;
   }
 
   template <class Policy, class In, class W, class Out>

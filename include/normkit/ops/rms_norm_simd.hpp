@@ -59,7 +59,7 @@ struct simd_rows<rms_norm_op> {
   template <class Arch, class Knobs, class In, class W, class Out>
   static void rows(const rms_norm_op::args<In, W, Out>& a) {
     norm_rows<Arch, rms_norm_simd_row, Knobs>(a.x, a.gamma, static_cast<const W*>(nullptr), a.y,
-                                              a.rows * a.heads, a.cols, a.eps, layout_of(a));
+                                              a.rows * a.heads, a.cols, a.eps, layout_of(a), a.stream);
   }
 };
 

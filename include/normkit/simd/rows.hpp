@@ -396,17 +396,19 @@ struct row_cursor {
 
 // The driver of a normalizing op: per row, statistics (Row::stats), one factor, the output pass
 // (write_row). Row says what differs between ops: how a row's statistics are computed and whether
-// its values are centered (ops/<op>_simd.hpp). rows counts every row (tokens x heads).
+// its values are centered (ops/<op>_simd.hpp). rows counts every row (tokens x heads). stream: the
+// dispatcher's decision for the whole call (the args' `stream`, dispatch/streaming.hpp), which this
+// may be one thread-pool task of.
 template <class Arch, class Row, class Knobs, class In, class W, class Out>
 void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
-               float eps, const row_layout& lay) {
+               float eps, const row_layout& lay, bool stream) {
   using B = typename shape<Arch>::batch;
   constexpr bool IL = interleaved_layout<In, W, Out>;
   constexpr std::size_t width = shape<Arch>::width;
   if (rows == 0 || cols == 0)
     return;
   write_mode mode;
-  mode.stream = rows * cols * sizeof(Out) >= stream_min_bytes;
+  mode.stream = stream;
   auto x_at = [&](row_cursor c) { return x + c.t * lay.x_stride + c.h * lay.x_head_stride; };
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
