@@ -105,6 +105,8 @@ template <class Policy, class T, class W>
   return normkit::layer_norm_heads<Policy>(static_cast<const T*>(x), gamma, beta, x, tokens, heads, head_dim,
                                            eps, token_stride, head_stride, token_stride, head_stride,
                                            gain_head_stride);
+}
+
 // On the caller's thread pool (see rms_norm): gamma and beta as above, or nullptr.
 template <class Policy, class ParallelFor, class In, class G, class B, class Out,
           impl::if_parallel_for<ParallelFor> = 0>

@@ -84,6 +84,8 @@ template <class Policy, class T, class W>
   return normkit::rms_norm_heads<Policy>(static_cast<const T*>(x), gamma, x, tokens, heads, head_dim, eps,
                                          token_stride, head_stride, token_stride, head_stride,
                                          gamma_head_stride);
+}
+
 // On the caller's thread pool: parallel_for(std::size_t n_tasks, F&& task) must run task(i) for
 // every i < n_tasks, on any threads in any order, and return when all are done. The rows are
 // split into tasks of about a megabyte (none for calls under half a megabyte, which run on the
