@@ -402,6 +402,9 @@ struct bench_op<normkit::detail::rms_norm_backward_op> {
 };
 template <>
 struct bench_op<normkit::detail::layer_norm_backward_op> {
+  static constexpr bool benchmarked = false;
+};
+
 // quantize is the second stage of the quantized norms: their rows (Quant/...) measure it.
 template <>
 struct bench_op<normkit::detail::quantize_op> {
@@ -696,8 +699,8 @@ fused_buffers& get_fused_buffers(shape s) {
   b = fused_buffers{};
   pool() = buffers{};  // one case's buffers at a time
   const std::size_t n = s.rows * s.cols, set_bytes = n * (2 * sizeof(Res) + sizeof(Out));
-  b.sets = sets_for(set_bytes);
-  b.dram = dram_resident(set_bytes);
+  b.sets = sets_for(s, set_bytes);
+  b.dram = dram_resident(s, set_bytes);
   for (std::size_t k = 0; k < b.sets; ++k) {
     b.x.push_back(alloc_block(n * sizeof(Res)));
     fill<Res>(b.x.back().get(), n, -2.0f, 2.0f, 1 + k);
@@ -766,8 +769,8 @@ void bm_heads(benchmark::State& st, path p, bool per_token, head_shape h) {
   if (b.key != key) {
     b = fused_buffers{};
     pool() = buffers{};
-    b.sets = sets_for(n * sizeof(T));
-    b.dram = dram_resident(n * sizeof(T));
+    b.sets = sets_for(shape{h.tokens, token_stride, false}, n * sizeof(T));
+    b.dram = dram_resident(shape{h.tokens, token_stride, false}, n * sizeof(T));
     for (std::size_t k = 0; k < b.sets; ++k) {
       b.x.push_back(alloc_block(n * sizeof(T)));
       fill<T>(b.x.back().get(), n, -2.0f, 2.0f, 1 + k);
@@ -776,6 +779,76 @@ void bm_heads(benchmark::State& st, path p, bool per_token, head_shape h) {
     fill<T>(b.gamma.get(), h.dim, 0.5f, 1.5f, 101);
     b.key = key;
   }
+  if (normkit::set_isa(isa_of(p)) != normkit::status::ok) {
+    st.SkipWithError("ISA not available");
+    return;
+  }
+  const auto* gamma = reinterpret_cast<const T*>(b.gamma.get());
+  std::size_t k = 0;
+  for (auto _ : st) {
+    auto* qkv = reinterpret_cast<T*>(b.x[k].get());
+    bool ok = true;
+    if (per_token) {
+      for (std::size_t t = 0; t < h.tokens && ok; ++t) {
+        T* q = qkv + t * token_stride;
+        ok = normkit::rms_norm<normkit::llama>(static_cast<const T*>(q), gamma, q, h.heads, h.dim, 1e-6f,
+                                               h.dim, h.dim) == normkit::status::ok;
+      }
+    } else {
+      ok = normkit::rms_norm_heads<normkit::llama>(qkv, gamma, h.tokens, h.heads, h.dim, 1e-6f, token_stride,
+                                                   h.dim) == normkit::status::ok;
+    }
+    if (!ok) {
+      st.SkipWithError("normkit returned an error status");
+      break;
+    }
+    benchmark::DoNotOptimize(qkv);
+    benchmark::ClobberMemory();
+    if (++k == b.sets)
+      k = 0;
+  }
+  const buffers stats_view{b.key, b.sets, b.dram, {}, {}, {}, {}};
+  set_counters(st, h.tokens * h.heads * h.dim * 2 * sizeof(T) + h.dim * sizeof(T), h.tokens * h.heads,
+               stats_view);
+}
+
+template <class Policy, class Res, class W, class Out>
+void register_add_norm(const char* preset, const std::vector<path>& paths) {
+  for (shape s : {shape{1, 4096, false}, shape{64, 4096, false}, shape{4096, 4096, true}}) {
+    const std::string base = std::string("AddRmsNorm/") + preset + "/" + dtype_name<Res, W, Out>() + tail(s);
+    for (path p : paths) {
+      if (!is_isa(p) || p == path::scalar)
+        continue;
+      benchmark::RegisterBenchmark((base + path_name(p)).c_str(), [p, s](benchmark::State& st) {
+        bm_add_norm<Policy, Res, W, Out>(st, p, fused_path::fused, s);
+      });
+      benchmark::RegisterBenchmark((base + path_name(p) + "/unfused").c_str(), [p, s](benchmark::State& st) {
+        bm_add_norm<Policy, Res, W, Out>(st, p, fused_path::unfused, s);
+      });
+    }
+    benchmark::RegisterBenchmark((base + "naive").c_str(), [s](benchmark::State& st) {
+      bm_add_norm<Policy, Res, W, Out>(st, path::naive, fused_path::naive, s);
+    });
+  }
+}
+
+void register_fused(const std::vector<path>& paths) {
+  register_add_norm<normkit::llama, bf16, bf16, bf16>("llama", paths);
+  register_add_norm<normkit::flashinfer, bf16, bf16, bf16>("flashinfer", paths);
+  register_add_norm<normkit::pytorch, float, float, float>("pytorch", paths);
+  const head_shape h{4096, 32, 8, 128};
+  for (path p : paths) {
+    if (!is_isa(p) || p == path::scalar)
+      continue;
+    const std::string base =
+        "HeadRmsNorm/llama/bf16/tokens:4096/heads:32/dim:128/isa:" + std::string(path_name(p));
+    benchmark::RegisterBenchmark(base.c_str(),
+                                 [p, h](benchmark::State& st) { bm_heads<bf16>(st, p, false, h); });
+    benchmark::RegisterBenchmark((base + "/per_token").c_str(),
+                                 [p, h](benchmark::State& st) { bm_heads<bf16>(st, p, true, h); });
+  }
+}
+
 // ---- Quantized outputs (normkit/quant.hpp), bf16 in, llama, against two baselines in the same
 // run: the plain kernel writing bf16 (the time a quantized output should stay close to), and the
 // unfused pipeline -- the norm writing fp32 to memory, then the same quantize kernel as a
@@ -882,70 +955,6 @@ void bm_quant(benchmark::State& st, path p, quant_kind k, bool fused, shape s) {
     st.SkipWithError("ISA not available");
     return;
   }
-  const auto* gamma = reinterpret_cast<const T*>(b.gamma.get());
-  std::size_t k = 0;
-  for (auto _ : st) {
-    auto* qkv = reinterpret_cast<T*>(b.x[k].get());
-    bool ok = true;
-    if (per_token) {
-      for (std::size_t t = 0; t < h.tokens && ok; ++t) {
-        T* q = qkv + t * token_stride;
-        ok = normkit::rms_norm<normkit::llama>(static_cast<const T*>(q), gamma, q, h.heads, h.dim, 1e-6f,
-                                               h.dim, h.dim) == normkit::status::ok;
-      }
-    } else {
-      ok = normkit::rms_norm_heads<normkit::llama>(qkv, gamma, h.tokens, h.heads, h.dim, 1e-6f, token_stride,
-                                                   h.dim) == normkit::status::ok;
-    }
-    if (!ok) {
-      st.SkipWithError("normkit returned an error status");
-      break;
-    }
-    benchmark::DoNotOptimize(qkv);
-    benchmark::ClobberMemory();
-    if (++k == b.sets)
-      k = 0;
-  }
-  const buffers stats_view{b.key, b.sets, b.dram, {}, {}, {}, {}};
-  set_counters(st, h.tokens * h.heads * h.dim * 2 * sizeof(T) + h.dim * sizeof(T), h.tokens * h.heads,
-               stats_view);
-}
-
-template <class Policy, class Res, class W, class Out>
-void register_add_norm(const char* preset, const std::vector<path>& paths) {
-  for (shape s : {shape{1, 4096}, shape{64, 4096}, shape{4096, 4096}}) {
-    const std::string base = std::string("AddRmsNorm/") + preset + "/" + dtype_name<Res, W, Out>() + tail(s);
-    for (path p : paths) {
-      if (!is_isa(p) || p == path::scalar)
-        continue;
-      benchmark::RegisterBenchmark((base + path_name(p)).c_str(), [p, s](benchmark::State& st) {
-        bm_add_norm<Policy, Res, W, Out>(st, p, fused_path::fused, s);
-      });
-      benchmark::RegisterBenchmark((base + path_name(p) + "/unfused").c_str(), [p, s](benchmark::State& st) {
-        bm_add_norm<Policy, Res, W, Out>(st, p, fused_path::unfused, s);
-      });
-    }
-    benchmark::RegisterBenchmark((base + "naive").c_str(), [s](benchmark::State& st) {
-      bm_add_norm<Policy, Res, W, Out>(st, path::naive, fused_path::naive, s);
-    });
-  }
-}
-
-void register_fused(const std::vector<path>& paths) {
-  register_add_norm<normkit::llama, bf16, bf16, bf16>("llama", paths);
-  register_add_norm<normkit::flashinfer, bf16, bf16, bf16>("flashinfer", paths);
-  register_add_norm<normkit::pytorch, float, float, float>("pytorch", paths);
-  const head_shape h{4096, 32, 8, 128};
-  for (path p : paths) {
-    if (!is_isa(p) || p == path::scalar)
-      continue;
-    const std::string base =
-        "HeadRmsNorm/llama/bf16/tokens:4096/heads:32/dim:128/isa:" + std::string(path_name(p));
-    benchmark::RegisterBenchmark(base.c_str(),
-                                 [p, h](benchmark::State& st) { bm_heads<bf16>(st, p, false, h); });
-    benchmark::RegisterBenchmark((base + "/per_token").c_str(),
-                                 [p, h](benchmark::State& st) { bm_heads<bf16>(st, p, true, h); });
-  }
   static std::vector<block> outs;  // one 2-byte-per-element output per buffer set (bf16 or 1-byte q)
   static std::size_t out_bytes = 0;
   const std::size_t n = s.rows * s.cols;
@@ -975,7 +984,7 @@ void register_fused(const std::vector<path>& paths) {
 }
 
 void register_quant(const std::vector<path>& paths) {
-  for (shape s : {shape{64, 4096}, shape{4096, 4096}})
+  for (shape s : {shape{64, 4096, false}, shape{4096, 4096, true}})
     for (path p : paths) {
       if (!is_isa(p) || p == path::scalar)
         continue;
