@@ -207,7 +207,7 @@ std::uint32_t quantize_row(const NORMKIT_TABLE_NAMESPACE::quantize_args<Q>& a, s
       for (std::size_t j = 0; j < block_q8_0::size; ++j)
         m = max_of(m, magnitude_bits(x[j]));
       const q8_0_scale sc = q8_0_scale_of(m);
-      out[b].d = fp16::from_bits(sc.d);
+      out[b].d.bits = sc.d;  // the bits member: no out-of-namespace function in ISA objects (ODR trap)
       for (std::size_t j = 0; j < block_q8_0::size; ++j)
         out[b].qs[j] = int8_round_away_bits(float_bits(x[j] * sc.id));
     }

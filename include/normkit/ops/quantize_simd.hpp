@@ -69,10 +69,16 @@ struct quant_simd {
       constexpr float unit = static_cast<float>(1u << (F::bias + F::man_bits - 1u));
       const B small = xsimd::min(bitwise_as<B>(c), B(bits_float(F::min_normal_float_bits)));
       const I sub = xsimd::to_int(arch_impl::round_even<Arch>(small * B(unit)));
-      const I mag = xsimd::select(c < I(min_normal), sub, normal);
+      // Selects in the float domain: xsimd 8.1's integer select on AVX-512BW does not compile at -O0
+      // (a blend intrinsic's cast). c is a non-NaN magnitude, so its float order is its integer
+      // order (subnormals included, also under DAZ: they compare as 0 < min_normal); a > 0x7f800000
+      // is exactly a NaN.
+      const I mag = bitwise_as<I>(xsimd::select(bitwise_as<B>(c) < bitwise_as<B>(I(min_normal)),
+                                                bitwise_as<B>(sub), bitwise_as<B>(normal)));
       const I signed_bits = mag | ((u >> 24) & I(0x80));
-      return bitwise_as<U>(
-          xsimd::select(a > I(0x7f800000), I(storage_traits<Q>::canonical_nan), signed_bits));
+      return bitwise_as<U>(xsimd::select(xsimd::isnan(bitwise_as<B>(a)),
+                                         bitwise_as<B>(I(storage_traits<Q>::canonical_nan)),
+                                         bitwise_as<B>(signed_bits)));
     }
   }
 
@@ -167,16 +173,16 @@ struct quant_simd {
       std::size_t j = 0;
       for (; j + W <= nb; j += W) {
         const I m = I::load_aligned(reinterpret_cast<const std::int32_t*>(amax + j));
-        const B d = arch_impl::div<Arch>(bitwise_as<B>(xsimd::select(m > I(0x7f800000), I(0), m)), B(127.0f));
+        const B mf = bitwise_as<B>(m);  // a NaN maximum enters as 0 (float select: see bits)
+        const B d = arch_impl::div<Arch>(xsimd::select(xsimd::isnan(mf), B(0.0f), mf), B(127.0f));
         xsimd::select(d != B(0.0f), arch_impl::div<Arch>(B(1.0f), d), B(0.0f)).store_aligned(id + j);
         io<fp16, Arch>::store(reinterpret_cast<fp16*>(d16 + j), d);
       }
       for (std::size_t k = 0; k < j; ++k)
-        out[b0 + k].d =
-            fp16::from_bits(amax[k] > f32_inf_bits ? storage_traits<fp16>::canonical_nan : d16[k]);
+        out[b0 + k].d.bits = amax[k] > f32_inf_bits ? storage_traits<fp16>::canonical_nan : d16[k];
       for (; j < nb; ++j) {
         const q8_0_scale sc = q8_0_scale_of(amax[j]);
-        out[b0 + j].d = fp16::from_bits(sc.d);
+        out[b0 + j].d.bits = sc.d;
         id[j] = sc.id;
       }
       for (std::size_t b = 0; b < nb; ++b) {
