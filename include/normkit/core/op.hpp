@@ -15,9 +15,12 @@
 // must return the reference's bits. A composite op (composite = true) has no SIMD half and no
 // table entries: instead of rows it gives row_bytes(args), scratch_floats<Policy>(args, chunk_rows)
 // and run_rows<Policy>(args, r0, n, scratch, run), the stages of a chunk of rows, each a kernel op
-// run through `run`; its reference may return a status (status::out_of_memory for its scratch). The
-// op list (ops/list.hpp) makes the runtime table, the static path, the build's selection and the
-// tests pick it up (docs/architecture.md).
+// run through `run`; its reference may return a status (status::out_of_memory for its scratch;
+// composite_reference below runs the stages on the references). A composite with an output
+// across rows (the quantized norms' amax, ops/norm_quant.hpp) also gives begin(args), which
+// initializes it once per valid call: for an empty call, else after the scratch is obtained and
+// before any stage (composite_begin). The op list (ops/list.hpp) makes the runtime table, the
+// static path, the build's selection and the tests pick it up (docs/architecture.md).
 //
 // Thread-pool entry points (dispatch/run.hpp, call_parallel) split a call into tasks of rows and
 // need three more members:
@@ -37,11 +40,13 @@
 #pragma once
 
 #include <cstddef>      // std::size_t
+#include <cstdlib>      // std::malloc, std::free
 #include <type_traits>  // std::conditional_t, std::bool_constant, std::false_type, std::true_type, std::void_t
 #include <utility>      // std::declval
 
 #include "abi.hpp"
 #include "policy.hpp"
+#include "status.hpp"
 #include "storage.hpp"
 #include "type_list.hpp"
 
@@ -125,6 +130,35 @@ template <class Op, class = void>
 struct is_composite : std::false_type {};
 template <class Op>
 struct is_composite<Op, std::void_t<decltype(Op::composite)>> : std::bool_constant<Op::composite> {};
+
+// A composite's once-per-call start (its begin(args), when it has one; see the header comment).
+template <class Op, class A, class = void>
+struct has_begin : std::false_type {};
+template <class Op, class A>
+struct has_begin<Op, A, std::void_t<decltype(Op::begin(std::declval<const A&>()))>> : std::true_type {};
+template <class Op, class A>
+void composite_begin(const A& a) {
+  if constexpr (has_begin<Op, A>::value)
+    Op::begin(a);
+}
+
+// A composite op's reference: its stages on the component references, one row at a time, with a
+// scratch of one row taken first (out_of_memory, nothing written, when it cannot be), then begin.
+template <class Op, class Policy, class A>
+status composite_reference(const A& a) {
+  float* scratch = nullptr;
+  if (const std::size_t floats = Op::template scratch_floats<Policy>(a, 1))
+    if (!(scratch = static_cast<float*>(std::malloc(floats * sizeof(float)))))
+      return status::out_of_memory;
+  composite_begin<Op>(a);
+  auto run = [](auto op, auto policy, const auto& stage) {
+    reference_of<decltype(op), decltype(policy)>(stage);
+  };
+  for (std::size_t r = 0; r < a.rows; ++r)
+    Op::template run_rows<Policy>(a, r, 1, scratch, run);
+  std::free(scratch);
+  return status::ok;
+}
 // Whether Op can split a call of bundle A into row tasks (core/op.hpp, slice).
 template <class Op, class A, class = void>
 struct has_slice : std::false_type {};

@@ -8,6 +8,7 @@
 #include <cstdlib>  // std::realloc, std::free
 
 #include "../core/abi.hpp"
+#include "../core/op.hpp"
 #include "../core/status.hpp"
 #include "../core/tuning.hpp"
 
@@ -44,7 +45,8 @@ inline std::size_t chunk_rows(std::size_t rows, std::size_t row_bytes) {
 }
 
 // Runs a validated, non-empty composite call; stage(op, policy, args) runs one kernel op. The
-// scratch is taken before any stage runs, so out_of_memory leaves every output untouched.
+// scratch is taken before any stage runs, so out_of_memory leaves every output untouched; then the
+// op's begin (core/op.hpp), then the chunks.
 template <class Op, class Policy, class Stage, class... Ts>
 status run_composite(const typename Op::template args<Ts...>& a, Stage&& stage) {
   const std::size_t n = chunk_rows(a.rows, Op::row_bytes(a));
@@ -52,6 +54,7 @@ status run_composite(const typename Op::template args<Ts...>& a, Stage&& stage) 
   if (const std::size_t floats = Op::template scratch_floats<Policy>(a, n))
     if (!(scratch = scratch_f32(floats)))
       return status::out_of_memory;
+  composite_begin<Op>(a);
   for (std::size_t r0 = 0; r0 < a.rows; r0 += n)
     Op::template run_rows<Policy>(a, r0, n < a.rows - r0 ? n : a.rows - r0, scratch, stage);
   return status::ok;

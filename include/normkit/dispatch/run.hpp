@@ -107,13 +107,17 @@ A with_stream_decision(const A& a) {
 template <class Op, class Policy, class... Ts>
 status call(const typename Op::template args<Ts...>& a) {
   const status st = Op::validate(a);
-  if (st != status::ok || Op::empty(a))
+  if (st != status::ok)
     return st;
-  if constexpr (is_composite<Op>::value)
-    return run_composite<Op, Policy, run_stage, Ts...>(
-        a, run_stage{streams(Op::output_bytes(a), stream_min_bytes())});
-  else
+  if constexpr (is_composite<Op>::value) {
+    if (Op::empty(a))
+      composite_begin<Op>(a);  // an empty call still starts its outputs across rows (core/op.hpp)
+    else
+      return run_composite<Op, Policy, run_stage, Ts...>(
+          a, run_stage{streams(Op::output_bytes(a), stream_min_bytes())});
+  } else if (!Op::empty(a)) {
     run<Op, Policy, Ts...>(with_stream_decision<Op>(a));
+  }
   return status::ok;
 }
 
@@ -199,12 +203,16 @@ status call_parallel(ParallelFor& parallel_for, const typename Op::template args
 template <class Op, class Policy, class... Ts>
 status call_reference(const typename Op::template args<Ts...>& a) {
   const status st = Op::validate(a);
-  if (st != status::ok || Op::empty(a))
+  if (st != status::ok)
     return st;
-  if constexpr (is_composite<Op>::value)
-    return Op::template reference<Policy, Ts...>(a);
-  else
+  if constexpr (is_composite<Op>::value) {
+    if (Op::empty(a))
+      composite_begin<Op>(a);
+    else
+      return Op::template reference<Policy, Ts...>(a);
+  } else if (!Op::empty(a)) {
     Op::template reference<Policy, Ts...>(a);
+  }
   return status::ok;
 }
 

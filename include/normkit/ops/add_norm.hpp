@@ -13,7 +13,6 @@
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #include <cstddef>      // std::size_t
-#include <cstdlib>      // std::malloc, std::free
 #include <type_traits>  // std::conditional_t, std::is_same
 
 #include "../core/abi.hpp"
@@ -129,17 +128,7 @@ struct add_norm_op : norm_op {
   // The bits: the same stages on the component references, one row at a time.
   template <class Policy, class Res, class W, class Out>
   static status reference(const args<Res, W, Out>& a) {
-    float* sum = nullptr;
-    if constexpr (reads_sum<Policy, Res>)
-      if (!(sum = static_cast<float*>(std::malloc(a.cols * sizeof(float)))))
-        return status::out_of_memory;
-    auto run = [](auto op, auto policy, const auto& stage) {
-      reference_of<decltype(op), decltype(policy)>(stage);
-    };
-    for (std::size_t r = 0; r < a.rows; ++r)
-      run_rows<Policy>(a, r, 1, sum, run);
-    std::free(sum);
-    return status::ok;
+    return composite_reference<add_norm_op, Policy>(a);
   }
 };
 

@@ -9,6 +9,7 @@
 #include "convert.hpp"
 #include "layer_norm.hpp"
 #include "layer_norm_backward.hpp"
+#include "norm_quant.hpp"
 #include "norm_stats.hpp"
 #include "quantize.hpp"
 #include "residual_add.hpp"
@@ -23,8 +24,10 @@ using ops = type_list<rms_norm_op, layer_norm_op, convert_op, residual_add_op, n
                       rms_norm_backward_op, layer_norm_backward_op, quantize_op>;
 
 // The composite ops (core/op.hpp): stages of the kernel ops above, so no table entries and no SIMD
-// half of their own; tests/test_add_norm.cpp and the bench's fused rows cover them.
-using composite_ops = type_list<add_rms_norm_op, add_layer_norm_op>;
+// half of their own; tests/test_add_norm.cpp, test_quant.cpp, test_add_norm_quant.cpp and the
+// bench's fused rows cover them (nothing iterates this list: it is their catalogue).
+using composite_ops = type_list<add_rms_norm_op, add_layer_norm_op, rms_norm_quant_op, layer_norm_quant_op,
+                                add_rms_norm_quant_op, add_layer_norm_quant_op>;
 
 }  // namespace detail
 }  // namespace NORMKIT_ABI_NAMESPACE
