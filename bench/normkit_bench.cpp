@@ -1003,6 +1003,112 @@ void register_quant(const std::vector<path>& paths) {
     }
 }
 
+// ---- The fused residual add + quantized norm (quant.hpp, add_rms_norm_quant / add_rms_norm_q8_0),
+// bf16 in, llama, against the unfused pipeline in the same run -- add_rms_norm writing fp32 v to
+// memory, then the same quantize kernel as a separate pass (as the Quant rows) -- and the plain
+// fused add writing bf16 (AddRmsNorm's kernel: the time a quantized output should stay close to).
+//   AddQuant/<static/e4m3|q8_0/i8|plain/bf16>/rows:R/cols:C/isa:P/<fused|unfused|plain>
+// Bytes: x read, residual read and written (2 each), gamma, plus each element's 1 byte (bf16: 2)
+// and the Q8_0 block scales -- for the unfused rows too, so B/s compare as times.
+std::size_t add_quant_bytes(quant_kind k, shape s) {
+  const std::size_t n = s.rows * s.cols, in = 3 * n * sizeof(bf16) + s.cols * sizeof(bf16);
+  if (k == quant_kind::plain_bf16)
+    return in + n * sizeof(bf16);
+  if (k == quant_kind::q8_0)
+    return in + n / normkit::block_q8_0::size * sizeof(normkit::block_q8_0);
+  return in + n;
+}
+
+template <class Q>
+bool add_unfused_quant(const bf16* x, bf16* res, const bf16* g, float* v, void* out, shape s,
+                       quant_mode_t mode) {
+  using qop = normkit::detail::quantize_op;
+  if (normkit::add_rms_norm<normkit::llama>(x, res, g, v, s.rows, s.cols, 1e-6f) != normkit::status::ok)
+    return false;
+  const bool blocks = mode == quant_mode_t::q8_0;
+  const qop::args<Q> a{v,
+                       blocks ? nullptr : static_cast<Q*>(out),
+                       blocks ? static_cast<normkit::block_q8_0*>(out) : nullptr,
+                       nullptr,
+                       nullptr,
+                       s.rows,
+                       s.cols,
+                       s.cols,
+                       blocks ? s.cols / normkit::block_q8_0::size : s.cols,
+                       blocks ? 0.0f : 0.5f,
+                       mode};
+  return normkit::impl::call<qop, normkit::round_once, Q>(a) == normkit::status::ok;
+}
+
+void bm_add_quant(benchmark::State& st, path p, quant_kind k, bool fused, shape s) {
+  fused_buffers& b = get_fused_buffers<bf16, bf16, float>(s);  // y: room for the unfused fp32 v
+  if (normkit::set_isa(isa_of(p)) != normkit::status::ok) {
+    st.SkipWithError("ISA not available");
+    return;
+  }
+  static std::vector<block> outs;  // one 2-byte-per-element output per buffer set
+  static std::size_t out_bytes = 0;
+  const std::size_t n = s.rows * s.cols;
+  if (outs.size() != b.sets || out_bytes != n * sizeof(bf16)) {
+    outs.clear();
+    for (std::size_t i = 0; i < b.sets; ++i) {
+      outs.push_back(alloc_block(n * sizeof(bf16)));
+      std::memset(outs.back().get(), 0, n * sizeof(bf16));
+    }
+    out_bytes = n * sizeof(bf16);
+  }
+  using normkit::llama;
+  using normkit::status;
+  const auto* g = reinterpret_cast<const bf16*>(b.gamma.get());
+  std::size_t i = 0;
+  for (auto _ : st) {
+    const auto* x = reinterpret_cast<const bf16*>(b.x[i].get());
+    auto* res = reinterpret_cast<bf16*>(b.res[i].get());
+    auto* v = reinterpret_cast<float*>(b.y[i].get());
+    void* q = outs[i].get();
+    bool ok;
+    if (k == quant_kind::plain_bf16)
+      ok =
+          normkit::add_rms_norm<llama>(x, res, g, static_cast<bf16*>(q), s.rows, s.cols, 1e-6f) == status::ok;
+    else if (k == quant_kind::q8_0)
+      ok = fused ? normkit::add_rms_norm_q8_0<llama>(x, res, g, static_cast<normkit::block_q8_0*>(q), s.rows,
+                                                     s.cols, 1e-6f) == status::ok
+                 : add_unfused_quant<std::int8_t>(x, res, g, v, q, s, quant_mode_t::q8_0);
+    else
+      ok = fused ? normkit::add_rms_norm_quant<llama>(x, res, g, static_cast<normkit::e4m3*>(q), s.rows,
+                                                      s.cols, 1e-6f, 0.5f, nullptr) == status::ok
+                 : add_unfused_quant<normkit::e4m3>(x, res, g, v, q, s, quant_mode_t::static_scale);
+    if (!ok) {
+      st.SkipWithError("normkit returned an error status");
+      break;
+    }
+    benchmark::DoNotOptimize(q);
+    benchmark::ClobberMemory();
+    if (++i == b.sets)
+      i = 0;
+  }
+  const buffers stats_view{b.key, b.sets, b.dram, {}, {}, {}, {}};
+  set_counters(st, add_quant_bytes(k, s), s.rows, stats_view);
+}
+
+void register_add_quant(const std::vector<path>& paths) {
+  for (shape s : {shape{64, 4096, false}, shape{4096, 4096, true}})
+    for (path p : paths) {
+      if (!is_isa(p) || p == path::scalar)
+        continue;
+      for (quant_kind k : {quant_kind::plain_bf16, quant_kind::static_e4m3, quant_kind::q8_0})
+        for (bool fused : {true, false}) {
+          if (k == quant_kind::plain_bf16 && !fused)
+            continue;
+          const std::string name = std::string("AddQuant/") + quant_name(k) + tail(s) + path_name(p) + "/" +
+                                   (k == quant_kind::plain_bf16 ? "plain"
+                                    : fused                     ? "fused"
+                                                                : "unfused");
+          benchmark::RegisterBenchmark(
+              name.c_str(), [p, k, fused, s](benchmark::State& st) { bm_add_quant(st, p, k, fused, s); });
+        }
+    }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1042,6 +1148,7 @@ int main(int argc, char** argv) {
   register_dtype<fp16, fp16, fp16>(paths);
   register_fused(paths);
   register_quant(paths);
+  register_add_quant(paths);
 
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
