@@ -13,7 +13,6 @@
 #include "numerics.hpp"
 #include "support.hpp"
 
-
 #include <algorithm>    // std::shuffle, std::sort, std::max
 #include <cmath>        // std::sqrt, std::fabs, std::fma, std::ldexp
 #include <cstddef>      // std::size_t
@@ -746,6 +745,73 @@ TEST_P(BackwardParity, ForwardVariantsMatchTheForwardAndItsStatistics) {
       if (::testing::Test::HasFatalFailure())
         return;
     }
+}
+
+// ---- LayerNorm: the backward normalizes each row exactly as its forward did (docs/contract.md,
+// "The normalized value"), so the saved mean is the forward's K + m and nothing else is saved.
+// Observed through dgamma: one row, dy = 1, no gamma gives dgamma_j = fma(1, n_j, +0) = n_j; the
+// forward with no gamma or beta and fp32 output gives y_j = n_j * 1 = n_j. Rows where re-centring
+// on the saved mean alone loses bits: a large mean with a small spread, an outlier x_0 (the
+// refined shift), a constant row, ordinary rows.
+template <class T>
+void normalized_value_case(const std::vector<T>& x, std::size_t cols, const std::string& what) {
+  const std::vector<T> dy(cols, as<T>(1.0f));
+  std::vector<float> y(cols), dg(cols), db(cols), dgr(cols), dbr(cols), mean(1), rstd(1);
+  std::vector<T> dx(cols), dxr(cols);
+  ASSERT_EQ(normkit::layer_norm_fwd<normkit::pytorch>(x.data(), nullptr, nullptr, y.data(), mean.data(),
+                                                      rstd.data(), 1, cols, 1e-5f),
+            status::ok);
+  ASSERT_EQ(
+      normkit::layer_norm_backward<normkit::pytorch>(dy.data(), x.data(), nullptr, mean.data(), rstd.data(),
+                                                     dx.data(), dg.data(), db.data(), 1, cols),
+      status::ok);
+  ASSERT_EQ(normkit::reference::layer_norm_backward<normkit::pytorch>(dy.data(), x.data(), nullptr,
+                                                                      mean.data(), rstd.data(), dxr.data(),
+                                                                      dgr.data(), dbr.data(), 1, cols),
+            status::ok);
+  ASSERT_SAME_BITS(dg, dgr, what + " dgamma vs reference");
+  ASSERT_SAME_BITS(dx, dxr, what + " dx vs reference");
+  for (std::size_t j = 0; j < cols; ++j) {
+    // fma(1, -0, +0) is +0: zeros compare by value, everything else by bits.
+    if (y[j] == 0.0f)
+      ASSERT_EQ(dg[j], 0.0f) << what << " column " << j;
+    else
+      ASSERT_EQ(bits(dg[j]), bits(y[j]))
+          << what << " column " << j << ": backward n " << dg[j] << ", forward n " << y[j];
+  }
+}
+
+// Whether the forward refines the row's shift (docs/contract.md, LayerNorm), steps written here.
+bool refines(const std::vector<float>& v) {
+  const float d = static_cast<float>(v.size());
+  std::vector<float> dv(v.size()), cv(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    dv[i] = f32_add(v[i], -v[0]);
+  const float m = f32_div(independent_csum(dv, false), d);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    cv[i] = f32_add(dv[i], -m);
+  return f32_mul(m, m) > f32_mul(16.0f, f32_div(independent_csum(cv, true), d));
+}
+
+TEST_P(BackwardParity, LayerNormBackwardNormalizesAsItsForward) {
+  NORMKIT_USE_ISA(GetParam());
+  rng r(77);
+  for (std::size_t cols : {24u, 64u, 100u, 1030u, 4096u}) {
+    const std::string c = isa_name() + " cols=" + std::to_string(cols);
+    normalized_value_case(normal_vec<float>(r, cols), cols, c + " f32 N(0,1)");
+    normalized_value_case(normal_vec<float>(r, cols, 1e-2f, 1e4f), cols, c + " f32 mean 1e4, spread 1e-2");
+    normalized_value_case(normal_vec<bf16>(r, cols, 4.0f, 300.0f), cols, c + " bf16 mean 300, spread 4");
+    normalized_value_case(std::vector<float>(cols, 3.25f), cols, c + " f32 constant");
+    std::vector<float> outlier = normal_vec<float>(r, cols);
+    outlier[0] = 1e4f;  // K = x_0 lies far outside: the forward refines its shift
+    ASSERT_TRUE(refines(outlier)) << c;
+    normalized_value_case(outlier, cols, c + " f32 outlier x_0");
+    std::vector<bf16> outlier16 = normal_vec<bf16>(r, cols, 1.0f, -20.0f);
+    outlier16[0] = as<bf16>(3e3f);
+    normalized_value_case(outlier16, cols, c + " bf16 outlier x_0");
+    if (::testing::Test::HasFatalFailure())
+      return;
+  }
 }
 
 // ---- Bad arguments: the status, and nothing written.

@@ -135,6 +135,14 @@ template <class Policy, class T, class W>
       {dy, x, nullptr, mean, rstd, dx, dgamma, dbeta, rows, cols, cols, cols, cols, false}, gamma, false);
 }
 
+template <class Policy, class T>
+[[nodiscard]] status layer_norm_backward(const T* dy, const T* x, std::nullptr_t, const float* mean,
+                                         const float* rstd, T* dx, float* dgamma, float* dbeta,
+                                         std::size_t rows, std::size_t cols) {
+  return reference::layer_norm_backward<Policy>(dy, x, static_cast<const T*>(nullptr), mean, rstd, dx, dgamma,
+                                                dbeta, rows, cols);
+}
+
 template <class Policy, class T, class W>
 [[nodiscard]] status layer_norm_backward_partial(const T* dy, const T* x, const W* gamma, const float* mean,
                                                  const float* rstd, T* dx, float* dgamma_partials,

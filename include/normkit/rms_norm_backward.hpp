@@ -125,6 +125,13 @@ template <class Policy, class T, class W>
       {dy, x, nullptr, rstd, dx, dgamma, rows, cols, cols, cols, cols, false}, gamma, false);
 }
 
+template <class Policy, class T>
+[[nodiscard]] status rms_norm_backward(const T* dy, const T* x, std::nullptr_t, const float* rstd, T* dx,
+                                       float* dgamma, std::size_t rows, std::size_t cols) {
+  return reference::rms_norm_backward<Policy>(dy, x, static_cast<const T*>(nullptr), rstd, dx, dgamma, rows,
+                                              cols);
+}
+
 template <class Policy, class T, class W>
 [[nodiscard]] status rms_norm_backward_partial(const T* dy, const T* x, const W* gamma, const float* rstd,
                                                T* dx, float* dgamma_partials, std::size_t rows,

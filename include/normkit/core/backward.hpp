@@ -95,37 +95,43 @@ struct grad_tree {
   }
 };
 
+// contract (LayerNorm backward): what a row is centred on -- n_i = ((f(x_i) - K) - m) * rstd.
+struct centring {
+  float shift;  // K
+  float mean;   // m
+};
+
 }  // namespace detail
 
 namespace reference {
 
-// contract (LayerNorm backward): m = csum(f(x_i) - K) / float(d) with K the saved mean: what is
-// left of the row's mean after K, so that (f(x_i) - K) - m is as accurate as the forward's
-// centred value even where K + m was rounded at the scale of a large mean.
+// contract (LayerNorm backward, a saved mean the forward did not produce): K = the saved mean,
+// m = csum(f(x_i) - K) / float(d) -- what is left of the row's mean after K, so that
+// (f(x_i) - K) - m is as accurate as the forward's centred value even where the saved mean was
+// rounded at the scale of a large mean.
 template <class T>
-float recentred_mean(const T* x, std::size_t cols, float mean) {
+detail::centring recentred(const T* x, std::size_t cols, float mean) {
   float p[detail::canonical_lanes] = {};
   for (std::size_t i = 0; i < cols; ++i)
     p[i % detail::canonical_lanes] = p[i % detail::canonical_lanes] + (to_float(x[i]) - mean);
-  return detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) / static_cast<float>(cols);
+  return {mean,
+          detail::fold_halves<detail::scalar_tag, detail::canonical_lanes>(p) / static_cast<float>(cols)};
 }
 
-// One row of the backward pass (docs/contract.md, "Backward"); Centered: LayerNorm.
-//   n_i = f(x_i) * rstd  or  ((f(x_i) - K) - m) * rstd, K = mean, m = csum(f(x_i) - K) / d;
+// One row of the backward pass (docs/contract.md, "Backward"); Centered: LayerNorm, centred on c.
+//   n_i = f(x_i) * rstd  or  ((f(x_i) - K) - m) * rstd;
 //   t_i = f(dy_i) * g_i;
 //   b = csum(t_i * n_i) / d;  a = csum(t_i) / d (LayerNorm), both with fma into the partials;
 //   dx_i = T(fma(-n_i, b, u_i) * rstd), u_i = fma(f(dy_i), g_i, -a) (LayerNorm) or t_i;
 //   pg_i = fma(f(dy_i), n_i, pg_i);  pb_i = pb_i + f(dy_i).
 // pg / pb (the block partials) may be null.
 template <class Knobs, bool Centered, class T, class W>
-void backward_row(const T* dy, const T* x, const W* gamma, float rstd, float mean, T* dx, float* pg,
+void backward_row(const T* dy, const T* x, const W* gamma, float rstd, detail::centring c, T* dx, float* pg,
                   float* pb, std::size_t cols) {
   constexpr std::size_t K = detail::canonical_lanes;
-  // contract (LayerNorm): K = mean; m = csum(f(x_i) - K) / d, re-centring on the saved mean.
-  const float m = Centered ? recentred_mean(x, cols, mean) : 0.0f;
   auto normalized = [&](std::size_t i) {
     if constexpr (Centered)
-      return ((to_float(x[i]) - mean) - m) * rstd;  // contract: n_i = ((f(x_i) - K) - m) * rstd
+      return ((to_float(x[i]) - c.shift) - c.mean) * rstd;  // contract: n_i = ((f(x_i) - K) - m) * rstd
     else
       return to_float(x[i]) * rstd;  // contract: n_i = f(x_i) * rstd
   };
@@ -155,9 +161,19 @@ void backward_row(const T* dy, const T* x, const W* gamma, float rstd, float mea
   }
 }
 
+// Row r's centring: the op's (LayerNorm), none for RMSNorm.
+template <class Op, class T>
+detail::centring centring_of(const T* x_row, std::size_t cols, const float* mean, std::size_t r) {
+  if constexpr (Op::centered)
+    return Op::centre(x_row, cols, mean[r]);
+  else
+    return {0.0f, 0.0f};
+}
+
 // A whole backward call's rows with its block partials (blocks of grad_block_rows from row 0):
-// what the backward ops' references run.
-template <class Knobs, bool Centered, class T, class W>
+// what the backward ops' references run. Op: the backward op (Op::centered; a centred op's
+// Op::centre(x_row, cols, saved_mean) gives a row's centring, ops/layer_norm_backward.hpp).
+template <class Knobs, class Op, class T, class W>
 void backward_rows(const T* dy, const T* x, const W* gamma, const float* rstd, const float* mean, T* dx,
                    float* dgamma, float* dbeta, std::size_t rows, std::size_t cols, std::size_t dy_stride,
                    std::size_t x_stride, std::size_t dx_stride) {
@@ -172,8 +188,9 @@ void backward_rows(const T* dy, const T* x, const W* gamma, const float* rstd, c
         if (pb)
           pb[i] = 0.0f;
       }
-    backward_row<Knobs, Centered>(dy + r * dy_stride, x + r * x_stride, gamma, rstd[r],
-                                  Centered ? mean[r] : 0.0f, dx + r * dx_stride, pg, pb, cols);
+    const T* const xr = x + r * x_stride;
+    backward_row<Knobs, Op::centered>(dy + r * dy_stride, xr, gamma, rstd[r],
+                                      centring_of<Op>(xr, cols, mean, r), dx + r * dx_stride, pg, pb, cols);
     if (r % detail::grad_block_rows == detail::grad_block_rows - 1 || r + 1 == rows) {
       if (pg)
         detail::canonicalize_nans<detail::scalar_tag>(pg, cols);
@@ -187,7 +204,7 @@ void backward_rows(const T* dy, const T* x, const W* gamma, const float* rstd, c
 // the contract's order (+0, then the rows in order, NaN canonical): the bits the row kernels give
 // the same columns. For a call that could not get memory for whole partial rows (dispatch/
 // backward_call.hpp); pg or pb may be null.
-template <bool Centered, class T>
+template <class Op, class T>
 void grad_block_columns(const T* dy, const T* x, const float* rstd, const float* mean, std::size_t rows,
                         std::size_t cols, std::size_t c0, std::size_t nc, std::size_t dy_stride,
                         std::size_t x_stride, float* pg, float* pb) {
@@ -198,11 +215,11 @@ void grad_block_columns(const T* dy, const T* x, const float* rstd, const float*
       pb[i] = 0.0f;
   }
   for (std::size_t r = 0; r < rows; ++r) {
-    // The whole row's m for a tile of its columns: slow, and only taken without memory.
-    const float m = Centered ? recentred_mean(x + r * x_stride, cols, mean[r]) : 0.0f;
+    // The whole row's centring for a tile of its columns: slow, and only taken without memory.
+    const detail::centring c = centring_of<Op>(x + r * x_stride, cols, mean, r);
     for (std::size_t i = 0; i < nc; ++i) {
       const float g = to_float(dy[r * dy_stride + c0 + i]), v = to_float(x[r * x_stride + c0 + i]);
-      const float n = Centered ? ((v - mean[r]) - m) * rstd[r] : v * rstd[r];
+      const float n = Op::centered ? ((v - c.shift) - c.mean) * rstd[r] : v * rstd[r];
       if (pg)
         pg[i] = detail::fma_f32(g, n, pg[i]);
       if (pb)

@@ -90,9 +90,9 @@ void backward_without_scratch(const typename Op::template args<T>& a, const W* g
   float* dbeta = nullptr;
   if constexpr (Op::centered)
     mean = a.mean, dbeta = a.dbeta;
-  normkit::reference::backward_rows<Knobs, Op::centered>(
-      a.dy, a.x, gamma, a.rstd, mean, a.dx, partial ? a.dgamma : nullptr, partial ? dbeta : nullptr, a.rows,
-      a.cols, a.dy_stride, a.x_stride, a.dx_stride);
+  normkit::reference::backward_rows<Knobs, Op>(a.dy, a.x, gamma, a.rstd, mean, a.dx,
+                                               partial ? a.dgamma : nullptr, partial ? dbeta : nullptr,
+                                               a.rows, a.cols, a.dy_stride, a.x_stride, a.dx_stride);
   if (partial)
     return;
   float* const dgamma = a.dgamma;
@@ -103,7 +103,7 @@ void backward_without_scratch(const typename Op::template args<T>& a, const W* g
     grad_tree tg{gs, nc}, tb{bs, nc};
     for (std::size_t k = 0; k < blocks; ++k) {
       const std::size_t r0 = k * grad_block_rows, n = min_of(grad_block_rows, a.rows - r0);
-      normkit::reference::grad_block_columns<Op::centered>(
+      normkit::reference::grad_block_columns<Op>(
           a.dy + r0 * a.dy_stride, a.x + r0 * a.x_stride, a.rstd + r0, mean ? mean + r0 : nullptr, n, a.cols,
           c0, nc, a.dy_stride, a.x_stride, dgamma ? tg.next() : nullptr, dbeta ? tb.next() : nullptr);
       if (dgamma)

@@ -16,6 +16,7 @@
 #include "../core/status.hpp"
 #include "../core/storage.hpp"
 #include "../core/validate.hpp"
+#include "layer_norm.hpp"         // reference::layer_norm_row_stats
 #include "rms_norm_backward.hpp"  // impl::check_grad_strides
 
 namespace normkit {
@@ -82,12 +83,24 @@ struct layer_norm_backward_op {
     return a.rows == 0 || a.cols == 0;
   }
 
+  // contract (LayerNorm backward, the normalized value): a row is centred as its forward centred
+  // it -- the forward's statistics replayed at scale 1 (eps does not enter them there), taken when
+  // K + m is the saved mean -- so that n_i is the forward's own bit for bit; any other saved mean
+  // (another framework's, a rescaled row's, a NaN) is re-centred on.
+  template <class T>
+  static centring centre(const T* x, std::size_t cols, float mean) {
+    const impl::row_moments st = normkit::reference::layer_norm_row_stats(x, cols, 0.0f);
+    if (!st.nan_row && st.scale == 1.0f && st.shift + st.mean == mean)
+      return {st.shift, st.mean};
+    return normkit::reference::recentred(x, cols, mean);
+  }
+
   // The gain row already holds the policy's offset: the plain knob set.
   template <class Policy, class T>
   static void reference(const args<T>& a) {
-    normkit::reference::backward_rows<policy<rounding::once>, true>(a.dy, a.x, a.gain, a.rstd, a.mean, a.dx,
-                                                                    a.dgamma, a.dbeta, a.rows, a.cols,
-                                                                    a.dy_stride, a.x_stride, a.dx_stride);
+    normkit::reference::backward_rows<policy<rounding::once>, layer_norm_backward_op>(
+        a.dy, a.x, a.gain, a.rstd, a.mean, a.dx, a.dgamma, a.dbeta, a.rows, a.cols, a.dy_stride, a.x_stride,
+        a.dx_stride);
   }
 };
 

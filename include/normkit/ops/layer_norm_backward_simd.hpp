@@ -12,6 +12,7 @@
 #include "../simd/backward_rows.hpp"
 #include "../simd/diagnostics.hpp"
 #include "layer_norm_backward.hpp"
+#include "layer_norm_simd.hpp"  // the forward's row: centring, statistics
 
 NORMKIT_INTRINSICS_BEGIN
 
@@ -23,8 +24,9 @@ template <>
 struct simd_rows<layer_norm_backward_op> {
   template <class Arch, class Knobs, class T>
   static void rows(const layer_norm_backward_op::args<T>& a) {
-    backward_simd_rows<Arch, true>(a.dy, a.x, a.gain, a.rstd, a.mean, a.dx, a.dgamma, a.dbeta, a.rows, a.cols,
-                                   a.dy_stride, a.x_stride, a.dx_stride, a.stream);
+    backward_simd_rows<Arch, layer_norm_simd_row>(a.dy, a.x, a.gain, a.rstd, a.mean, a.dx, a.dgamma, a.dbeta,
+                                                  a.rows, a.cols, a.dy_stride, a.x_stride, a.dx_stride,
+                                                  a.stream);
   }
 };
 

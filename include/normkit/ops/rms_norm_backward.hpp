@@ -93,7 +93,7 @@ struct rms_norm_backward_op {
   // The gain row already holds the policy's offset: the plain knob set.
   template <class Policy, class T>
   static void reference(const args<T>& a) {
-    normkit::reference::backward_rows<policy<rounding::once>, false>(
+    normkit::reference::backward_rows<policy<rounding::once>, rms_norm_backward_op>(
         a.dy, a.x, a.gain, a.rstd, static_cast<const float*>(nullptr), a.dx, a.dgamma,
         static_cast<float*>(nullptr), a.rows, a.cols, a.dy_stride, a.x_stride, a.dx_stride);
   }

@@ -12,6 +12,7 @@
 #include "../simd/backward_rows.hpp"
 #include "../simd/diagnostics.hpp"
 #include "rms_norm_backward.hpp"
+#include "rms_norm_simd.hpp"  // the forward's row: centring, statistics
 
 NORMKIT_INTRINSICS_BEGIN
 
@@ -23,9 +24,9 @@ template <>
 struct simd_rows<rms_norm_backward_op> {
   template <class Arch, class Knobs, class T>
   static void rows(const rms_norm_backward_op::args<T>& a) {
-    backward_simd_rows<Arch, false>(a.dy, a.x, a.gain, a.rstd, static_cast<const float*>(nullptr), a.dx,
-                                    a.dgamma, static_cast<float*>(nullptr), a.rows, a.cols, a.dy_stride,
-                                    a.x_stride, a.dx_stride, a.stream);
+    backward_simd_rows<Arch, rms_norm_simd_row>(a.dy, a.x, a.gain, a.rstd, static_cast<const float*>(nullptr),
+                                                a.dx, a.dgamma, static_cast<float*>(nullptr), a.rows, a.cols,
+                                                a.dy_stride, a.x_stride, a.dx_stride, a.stream);
   }
 };
 

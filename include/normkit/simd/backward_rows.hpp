@@ -36,13 +36,16 @@ namespace detail {
 // Rows whose output pass runs together (they share one read and write of the block partials).
 constexpr std::size_t grad_group_rows = 4;
 
-template <class Arch, bool Centered, class T>
+// Row: the forward's SIMD row (ops/rms_norm_simd.hpp, ops/layer_norm_simd.hpp): whether rows are
+// centred, and the statistics whose centring a LayerNorm row replays.
+template <class Arch, class Row, class T>
 void backward_simd_rows(const T* dy, const T* x, const float* gain, const float* rstd, const float* mean,
                         T* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
                         std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream) {
   using B = typename shape<Arch>::batch;
   using M = xsimd::batch_bool<float, Arch>;
   using table = neutral_table<float>;
+  constexpr bool Centered = Row::centered;
   constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width, G = grad_group_rows;
   // g_i as fp32 (the policy's offset added by the caller); a null gain reads 1 with step 0.
   const std::size_t g_step = gain ? 1 : 0;
@@ -90,7 +93,7 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     finish(v, xa, xb, s);
   };
 
-  // The statistics pass of one row. contract (LayerNorm): K = mean; m = csum(f(x_i) - K) / d.
+  // The statistics pass of one row.
   // contract: b = csum(t_i * n_i) / d, p = fma(t_i, n_i, p); a = csum(t_i) / d with
   // p = fma(f(dy_i), g_i, p) (LayerNorm); the padding lanes of the tail add exact zeros whatever
   // rstd is (their values selected to 0). b and a are kept negated as floats: xsimd's unary minus
@@ -101,13 +104,22 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     const T* const xr = x + r * x_stride;
     row_scalars s{B(rstd[r]), B(Centered ? mean[r] : 0.0f), B(0.0f), B(0.0f), B(0.0f)};
     if constexpr (Centered) {
-      const B shift = s.shift;
-      s.m = B(canonical_sum<Arch, false>(plain_source<Arch, false, T>{xr, nullptr}, cols,
-                                         [&](B acc, B v, const M* keep) {
-                                           const B di = v - shift;
-                                           return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
-                                         }) /
-              d);
+      // contract: the forward's own centring (its statistics replayed at scale 1, Row::stats) when
+      // the saved mean is its K + m, else K = the saved mean, m = csum(f(x_i) - K) / d.
+      const plain_source<Arch, false, T> src{xr, nullptr};
+      const row_stats f = Row::template stats<Arch, false>(src, cols, 0.0f);
+      if (!f.nan_row && f.scale == 1.0f && f.shift + f.mean == mean[r]) {
+        s.shift = B(f.shift);
+        s.m = B(f.mean);
+      } else {
+        const B shift = s.shift;
+        s.m = B(canonical_sum<Arch, false>(src, cols,
+                                           [&](B acc, B v, const M* keep) {
+                                             const B di = v - shift;
+                                             return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
+                                           }) /
+                d);
+      }
     }
     B p[A], q[A];
     zero_all(p, std::make_index_sequence<A>{});
