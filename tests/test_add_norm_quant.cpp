@@ -425,6 +425,12 @@ TEST_P(AddNormQuant, BadArgumentsReturnTheirStatusAndWriteNothing) {
             status::ok);
   EXPECT_EQ(u32(amax), 0u);
   amax = 9.0f;
+  alignas(4) unsigned char raw[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  EXPECT_EQ(normkit::add_rms_norm_quant<llama>(xp, rp, gp, q.data(), 0, cols, 1e-6f, 1.0f,
+                                               reinterpret_cast<float*>(raw + 2)),
+            status::misaligned_pointer);
+  for (unsigned i = 0; i < sizeof raw; ++i)
+    EXPECT_EQ(raw[i], i + 1) << "empty call, misaligned amax: byte " << i;
   untouched("empty calls");
 }
 

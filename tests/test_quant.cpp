@@ -615,6 +615,16 @@ TEST_P(Quant, BadArgumentsReturnTheirStatusAndWriteNothing) {
   // Zero sizes are valid no-ops; amax receives the max over no value, 0.
   EXPECT_EQ(normkit::rms_norm_quant<llama>(xp, gp, q.data(), 0, cols, 1e-6f, 1.0f, &amax), status::ok);
   EXPECT_EQ(amax, 0.0f);
+  // ... but an empty call still writes amax, so a misaligned one is refused there too, unwritten.
+  alignas(4) unsigned char raw[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  float* const odd_amax = reinterpret_cast<float*>(raw + 1);
+  EXPECT_EQ(normkit::rms_norm_quant<llama>(xp, gp, q.data(), 0, cols, 1e-6f, 1.0f, odd_amax),
+            status::misaligned_pointer);
+  EXPECT_EQ(
+      normkit::reference::layer_norm_quant<llama>(xp, gp, gp, q.data(), rows, 0, 1e-6f, 1.0f, odd_amax, 0, 0),
+      status::misaligned_pointer);
+  for (unsigned i = 0; i < sizeof raw; ++i)
+    EXPECT_EQ(raw[i], i + 1) << "byte " << i;
   EXPECT_TRUE(normkit::is_invalid_argument(status::invalid_scale));
   EXPECT_TRUE(normkit::is_invalid_argument(status::invalid_block));
 }

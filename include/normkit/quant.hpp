@@ -28,6 +28,8 @@
 // out_of_memory when the per-thread fp32 scratch of one chunk (at least one row: cols * 4 bytes,
 // twice that for a fused fp32_sum call; dispatch/compose.hpp) cannot be allocated, before
 // anything is written. A static call's amax is set (0 for an empty call) only when it returns ok.
+// An empty call (rows or cols 0) checks no buffer after the scalars, except amax, which it
+// writes: a misaligned amax is misaligned_pointer there too.
 #pragma once
 
 #include "core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header

@@ -392,9 +392,10 @@ void run_case(FuzzedDataProvider& in, const case_ops& op) {
       break;
   }
   const bool empty = rows == 0 || cols == 0;
-  // An empty valid call checks no buffer but still sets *amax = 0 (quant.hpp), so a moved amax
-  // would be written wherever it points (a misaligned store, or into gamma when rows == 0): not
-  // generated, amax stays the harness's own on empty calls.
+  // An empty valid call checks no buffer but amax's alignment and still sets *amax = 0
+  // (quant.hpp): an aligned amax moved into gamma would be written there by design, so moves are
+  // not generated and amax stays the harness's own on empty calls (test_quant checks the
+  // misaligned one).
   if (empty)
     a.amax = own.amax;
   const status want = expected_status(a, op.fused, m, z);

@@ -19,6 +19,7 @@
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
 #include <cstddef>      // std::size_t
+#include <cstdint>      // std::uintptr_t
 #include <type_traits>  // std::is_same
 
 #include "../core/abi.hpp"
@@ -83,6 +84,15 @@ struct quant_outputs {
     out[1] = impl::operand_of(dynamic ? q.scales : static_cast<float*>(nullptr), rows, 1, 1, !dynamic);
     out[2] = impl::operand_of(stat ? q.amax : static_cast<float*>(nullptr), 1, 1, 1, true);
   }
+  // An empty call checks none of its buffers (nothing is read) but still writes amax (begin): that
+  // one float must be aligned. It may lie anywhere else: no other operand is touched.
+  template <class Q>
+  static status check_empty(const NORMKIT_TABLE_NAMESPACE::quantize_args<Q>& q) {
+    if (q.mode == quant_mode::static_scale && q.amax &&
+        reinterpret_cast<std::uintptr_t>(q.amax) % alignof(float) != 0)
+      return status::misaligned_pointer;
+    return status::ok;
+  }
   // Once per valid call, empty or not: the static amax starts as the max over no value.
   template <class Q>
   static void begin(const NORMKIT_TABLE_NAMESPACE::quantize_args<Q>& q) {
@@ -130,7 +140,7 @@ struct norm_quant_op {
     if (const status st = check_quant_scalars(a.quant.mode, a.quant.scale, a.cols); st != status::ok)
       return st;
     if (empty(a))
-      return status::ok;
+      return quant_outputs::check_empty(a.quant);
     const impl::operand in[] = {impl::operand_of(a.x, a.rows, a.cols, a.x_stride),
                                 impl::operand_of(a.gamma, 1, a.cols, a.cols, true),
                                 impl::operand_of(a.beta, 1, a.cols, a.cols, true)};
@@ -203,7 +213,7 @@ struct add_norm_quant_op {
     if (const status st = check_quant_scalars(a.quant.mode, a.quant.scale, a.cols); st != status::ok)
       return st;
     if (empty(a))
-      return status::ok;
+      return quant_outputs::check_empty(a.quant);
     const impl::operand in[] = {impl::operand_of(a.x, a.rows, a.cols, a.x_stride),
                                 impl::operand_of(a.gamma, 1, a.cols, a.cols, true),
                                 impl::operand_of(a.beta, 1, a.cols, a.cols, true)};
