@@ -373,6 +373,13 @@ TEST(StreamingThreshold, WholeCallDecisionReachesTheTasks) {
   EXPECT_TRUE(op::slice(d, 60, 4).stream) << "a 64 KiB slice of a streamed call streams too";
   normkit::set_stream_min_bytes((std::size_t(1) << 20) + 1);
   EXPECT_FALSE(normkit::impl::with_stream_decision<op>(a).stream);
+  // In place (y == x) never streams, whatever the threshold: every line written was just read.
+  std::vector<float> buf(64 * 4096);
+  op::args<float, float, float> in_place{buf.data(), nullptr, buf.data(), 64, 4096, 1e-6f, 4096, 4096};
+  normkit::set_stream_min_bytes(0);
+  EXPECT_FALSE(normkit::impl::with_stream_decision<op>(in_place).stream);
+  in_place.y = buf.data() + 1;  // not in place (an overlap the checks refuse; the decision only)
+  EXPECT_TRUE(normkit::impl::with_stream_decision<op>(in_place).stream);
   normkit::set_stream_min_bytes(saved);
 }
 

@@ -3,7 +3,8 @@
 // speed only, never a bit.
 //
 // A call streams when its whole output has at least stream_min_bytes() bytes (core/tuning.hpp,
-// streams), decided once per call before any thread-pool split. The threshold starts as
+// streams), decided once per call before any thread-pool split; a call that writes over its
+// input (y == x) never streams (core/op.hpp, output_bytes). The threshold starts as
 // - NORMKIT_STREAM_MIN_BYTES, read once per process: a byte count, optionally followed by K, M
 //   or G (powers of 1024, any case), e.g. 64M; 0 streams every output. Any other value is
 //   ignored, with a message on stderr (once);
