@@ -315,6 +315,7 @@ TEST(StreamingThreshold, DecisionFromTheCacheCappedOrTheFallback) {
   EXPECT_TRUE(streams(std::size_t(8) << 20, std::size_t(8) << 20));
   EXPECT_FALSE(streams((std::size_t(8) << 20) - 1, std::size_t(8) << 20));
   EXPECT_TRUE(streams(1, 0));
+  EXPECT_FALSE(streams(0, 0)) << "nothing to stream (in place)";
   EXPECT_FALSE(streams(std::size_t(1) << 40, ~std::size_t(0)));
 }
 

@@ -31,9 +31,10 @@ constexpr std::size_t stream_threshold_for_cache(std::size_t llc_bytes) {
 }
 
 // The decision, made once per call on the whole call's output (never per thread-pool task: a
-// task's share is smaller than the call's).
+// task's share is smaller than the call's). No bytes to stream (an in-place call, core/op.hpp)
+// never streams, even with a threshold of 0.
 constexpr bool streams(std::size_t output_bytes, std::size_t threshold) {
-  return output_bytes >= threshold;
+  return output_bytes != 0 && output_bytes >= threshold;
 }
 
 // The cache line: streamed output starts at one, and the next row is prefetched one at a time.

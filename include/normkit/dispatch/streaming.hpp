@@ -6,8 +6,8 @@
 // streams), decided once per call before any thread-pool split; a call that writes over its
 // input (y == x) never streams (core/op.hpp, output_bytes). The threshold starts as
 // - NORMKIT_STREAM_MIN_BYTES, read once per process: a byte count, optionally followed by K, M
-//   or G (powers of 1024, any case), e.g. 64M; 0 streams every output. Any other value is
-//   ignored, with a message on stderr (once);
+//   or G (powers of 1024, any case), e.g. 64M; 0 streams every output not written in place.
+//   Any other value is ignored, with a message on stderr (once);
 // - otherwise a quarter of the last-level cache the CPU reports (core/cpu.hpp), at most 32 MiB,
 //   or 8 MiB when it reports none (core/tuning.hpp, stream_threshold_for_cache);
 // and set_stream_min_bytes() replaces it at run time. Like the ISA choice, each configuration of
