@@ -367,7 +367,8 @@ TEST(StreamingThreshold, EnvironmentCacheAndSetter) {
 TEST(StreamingThreshold, WholeCallDecisionReachesTheTasks) {
   using op = normkit::detail::rms_norm_op;
   const std::size_t saved = normkit::stream_min_bytes();
-  op::args<float, float, float> a{nullptr, nullptr, nullptr, 64, 4096, 1e-6f, 4096, 4096};
+  std::vector<float> xs(64 * 4096), ys(64 * 4096);  // real rows: slice() advances the pointers
+  op::args<float, float, float> a{xs.data(), nullptr, ys.data(), 64, 4096, 1e-6f, 4096, 4096};
   normkit::set_stream_min_bytes(std::size_t(1) << 20);  // the call writes 1 MiB
   const auto d = normkit::impl::with_stream_decision<op>(a);
   EXPECT_TRUE(d.stream);

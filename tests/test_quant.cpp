@@ -109,7 +109,9 @@ template <class Q>
 void kernel_case(const std::vector<float>& v, std::size_t rows, std::size_t cols, float scale,
                  quant_mode mode, const std::string& what) {
   const bool blocks = mode == quant_mode::q8_0;
-  std::vector<Q> q1(rows * cols), q2(rows * cols);
+  // One element past the rows: never empty (memset of an empty vector's null data() is UB), and a
+  // sentinel that must stay unwritten on both paths.
+  std::vector<Q> q1(rows * cols + 1), q2(rows * cols + 1);
   std::vector<block_q8_0> b1(rows * cols / 32 + 1), b2(rows * cols / 32 + 1);
   std::vector<float> s1(rows + 1, 7.0f), s2(rows + 1, 7.0f);
   float a1 = 0.25f, a2 = 0.25f;
