@@ -84,6 +84,29 @@ struct quant_outputs {
     out[1] = impl::operand_of(dynamic ? q.scales : static_cast<float*>(nullptr), rows, 1, 1, !dynamic);
     out[2] = impl::operand_of(stat ? q.amax : static_cast<float*>(nullptr), 1, 1, 1, true);
   }
+  // The checks of both quantized composites, in quant.hpp's order: invalid_eps; invalid_stride
+  // (x_stride or residual_stride < cols, q_stride < the quantized columns); invalid_scale,
+  // invalid_block (check_quant_scalars); then the buffers: x, gamma, beta inputs; the residual
+  // (the fused op's, read and written; an absent optional operand otherwise) and the quantized
+  // outputs, each disjoint from every input and every other output.
+  template <class A>
+  static status check(const A& a, std::size_t residual_stride, const impl::operand& residual) {
+    if (const status st = impl::check_eps(a.eps); st != status::ok)
+      return st;
+    if (a.x_stride < a.cols || residual_stride < a.cols || a.quant.q_stride < out_cols(a.quant, a.cols))
+      return status::invalid_stride;
+    if (const status st = check_quant_scalars(a.quant.mode, a.quant.scale, a.cols); st != status::ok)
+      return st;
+    if (a.rows == 0 || a.cols == 0)
+      return check_empty(a.quant);
+    const impl::operand in[] = {impl::operand_of(a.x, a.rows, a.cols, a.x_stride),
+                                impl::operand_of(a.gamma, 1, a.cols, a.cols, true),
+                                impl::operand_of(a.beta, 1, a.cols, a.cols, true)};
+    impl::operand out[4];
+    out[0] = residual;
+    operands(a.quant, a.rows, a.cols, out + 1);
+    return impl::check_operands(in, out, {-1, -1, -1, -1});
+  }
   // An empty call checks none of its buffers (nothing is read) but still writes amax (begin): that
   // one float must be aligned. It may lie anywhere else: no other operand is touched.
   template <class Q>
@@ -128,25 +151,10 @@ struct norm_quant_op {
   template <class In, class W, class Q>
   using args = NORMKIT_TABLE_NAMESPACE::norm_quant_args<In, W, Q>;
 
-  // In this order (quant.hpp): invalid_eps; invalid_stride (x_stride < cols, q_stride < the
-  // quantized columns); invalid_scale, invalid_block (check_quant_scalars); then the buffers:
-  // x, gamma, beta inputs, the quantized outputs disjoint from them and from each other.
+  // quant.hpp's checks (quant_outputs::check), without a residual.
   template <class In, class W, class Q>
   static status validate(const args<In, W, Q>& a) {
-    if (const status st = impl::check_eps(a.eps); st != status::ok)
-      return st;
-    if (a.x_stride < a.cols || a.quant.q_stride < quant_outputs::out_cols(a.quant, a.cols))
-      return status::invalid_stride;
-    if (const status st = check_quant_scalars(a.quant.mode, a.quant.scale, a.cols); st != status::ok)
-      return st;
-    if (empty(a))
-      return quant_outputs::check_empty(a.quant);
-    const impl::operand in[] = {impl::operand_of(a.x, a.rows, a.cols, a.x_stride),
-                                impl::operand_of(a.gamma, 1, a.cols, a.cols, true),
-                                impl::operand_of(a.beta, 1, a.cols, a.cols, true)};
-    impl::operand out[3];
-    quant_outputs::operands(a.quant, a.rows, a.cols, out);
-    return impl::check_operands(in, out, {-1, -1, -1});
+    return quant_outputs::check(a, a.cols, impl::operand_of(static_cast<const In*>(nullptr), 0, 0, 0, true));
   }
   template <class A>
   static bool empty(const A& a) {
@@ -199,28 +207,11 @@ struct add_norm_quant_op {
   template <class Policy, class Res>
   static constexpr bool reads_sum = add_norm_op<Norm>::template reads_sum<Policy, Res>;
 
-  // Both parents' checks (quant.hpp): invalid_eps; invalid_stride (x_stride or residual_stride
-  // < cols, q_stride < the quantized columns); invalid_scale, invalid_block; then the buffers:
-  // x, gamma, beta inputs; the residual (read and written) and the quantized outputs, each
-  // disjoint from every input and every other output.
+  // Both parents' checks (quant_outputs::check), the residual read and written.
   template <class Res, class W, class Q>
   static status validate(const args<Res, W, Q>& a) {
-    if (const status st = impl::check_eps(a.eps); st != status::ok)
-      return st;
-    if (a.x_stride < a.cols || a.residual_stride < a.cols ||
-        a.quant.q_stride < quant_outputs::out_cols(a.quant, a.cols))
-      return status::invalid_stride;
-    if (const status st = check_quant_scalars(a.quant.mode, a.quant.scale, a.cols); st != status::ok)
-      return st;
-    if (empty(a))
-      return quant_outputs::check_empty(a.quant);
-    const impl::operand in[] = {impl::operand_of(a.x, a.rows, a.cols, a.x_stride),
-                                impl::operand_of(a.gamma, 1, a.cols, a.cols, true),
-                                impl::operand_of(a.beta, 1, a.cols, a.cols, true)};
-    impl::operand out[4];
-    out[0] = impl::operand_of(a.residual, a.rows, a.cols, a.residual_stride);
-    quant_outputs::operands(a.quant, a.rows, a.cols, out + 1);
-    return impl::check_operands(in, out, {-1, -1, -1, -1});
+    return quant_outputs::check(a, a.residual_stride,
+                                impl::operand_of(a.residual, a.rows, a.cols, a.residual_stride));
   }
   template <class A>
   static bool empty(const A& a) {
