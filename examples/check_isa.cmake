@@ -4,11 +4,12 @@
 # normkit's own detection; on a CPU without them it prints SKIPPED (the test's skip expression).
 #
 #   cmake -DPROGRAM=<exe> [-DMAKEFILE=<Makefile> -DMAKE=<make> -DCXX=<compiler> -DNORMKIT=<src>
-#         -DSRC=<dir of quickstart.cpp> -DWORK=<empty build dir>] -P check_isa.cmake
+#         -DSRC=<dir of quickstart.cpp> -DWORK=<empty build dir> [-DMAKE_ARGS=<VAR=value;...>]]
+#         -P check_isa.cmake
 if(MAKEFILE)
   file(REMOVE_RECURSE ${WORK})
   file(MAKE_DIRECTORY ${WORK})
-  execute_process(COMMAND ${MAKE} -f ${MAKEFILE} CXX=${CXX} NORMKIT=${NORMKIT} SRC=${SRC}
+  execute_process(COMMAND ${MAKE} -f ${MAKEFILE} CXX=${CXX} NORMKIT=${NORMKIT} SRC=${SRC} ${MAKE_ARGS}
     WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc COMMAND_ECHO STDOUT)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "make failed (${rc})")

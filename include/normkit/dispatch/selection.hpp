@@ -19,6 +19,7 @@
 #include "../core/policy.hpp"
 #include "../core/storage.hpp"
 #include "../core/type_list.hpp"
+#include "../ops/list.hpp"
 
 #define NORMKIT_SELECTION_STRING_(...) #__VA_ARGS__
 #define NORMKIT_SELECTION_STRING(...) NORMKIT_SELECTION_STRING_(__VA_ARGS__)
@@ -43,28 +44,69 @@ constexpr const char* selected_policies = NORMKIT_SELECTION_STRING(NORMKIT_SELEC
 constexpr const char* selected_policies = "all";
 #endif
 
-// Whether `name` is an item of the comma- (or space-) separated `list`, or the list holds "all".
-constexpr bool list_has(const char* list, const char* name) {
-  auto sep = [](char c) { return c == ',' || c == ' ' || c == ';'; };
-  auto equal_item = [&](const char* item, const char* word) {
-    std::size_t k = 0;
-    for (; word[k] != '\0'; ++k)
-      if (item[k] != word[k])
-        return false;
-    return item[k] == '\0' || sep(item[k]);
-  };
+constexpr bool is_separator(char c) {
+  return c == ',' || c == ' ' || c == ';';
+}
+// Whether the list item starting at `item` is `word`.
+constexpr bool item_is(const char* item, const char* word) {
+  std::size_t k = 0;
+  for (; word[k] != '\0'; ++k)
+    if (item[k] != word[k])
+      return false;
+  return item[k] == '\0' || is_separator(item[k]);
+}
+// Calls visit(item) on each item of a comma- (or space-, semicolon-) separated list until it
+// returns false; returns whether every call returned true.
+template <class F>
+constexpr bool every_item(const char* list, F visit) {
   for (const char* p = list; *p != '\0';) {
-    while (*p != '\0' && sep(*p))
+    while (*p != '\0' && is_separator(*p))
       ++p;
     if (*p == '\0')
       break;
-    if (equal_item(p, "all") || equal_item(p, name))
-      return true;
-    while (*p != '\0' && !sep(*p))
+    if (!visit(p))
+      return false;
+    while (*p != '\0' && !is_separator(*p))
       ++p;
   }
-  return false;
+  return true;
 }
+
+// Whether `name` is an item of `list`, or the list holds "all".
+constexpr bool list_has(const char* list, const char* name) {
+  return !every_item(list, [&](const char* item) { return !item_is(item, "all") && !item_is(item, name); });
+}
+
+// Whether every item of `list` is "all" or one of `names`: a misspelt selection would otherwise
+// select nothing and leave every call on the scalar reference without a word.
+template <std::size_t N>
+constexpr bool list_known(const char* list, const char* const (&names)[N]) {
+  return every_item(list, [&](const char* item) {
+    bool known = item_is(item, "all");
+    for (std::size_t n = 0; n < N; ++n)
+      known = known || item_is(item, names[n]);
+    return known;
+  });
+}
+template <class... T>
+constexpr bool names_known(const char* list, type_list<T...>) {
+  constexpr const char* names[] = {T::name...};
+  return list_known(list, names);
+}
+template <class... T>
+constexpr bool type_names_known(const char* list, type_list<T...>) {
+  constexpr const char* names[] = {storage_traits<T>::name...};
+  return list_known(list, names);
+}
+static_assert(names_known(selected_ops, ops{}),
+              "NORMKIT_SELECT_OPS (CMake: NORMKIT_DISPATCH_OPS) names an op that is not in ops/list.hpp");
+static_assert(
+    type_names_known(selected_types, storage_types{}),
+    "NORMKIT_SELECT_TYPES (CMake: NORMKIT_DISPATCH_TYPES) names a type that is not f32, bf16 or f16");
+static_assert(
+    names_known(selected_policies, named_policies{}),
+    "NORMKIT_SELECT_POLICIES (CMake: NORMKIT_DISPATCH_POLICIES) names a policy that is not a preset of "
+    "core/policy.hpp");
 
 template <class Op, class Knobs, class... Ts, class... P>
 constexpr bool run_by_selected_policy(type_list<P...>) {
