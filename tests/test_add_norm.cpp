@@ -570,6 +570,24 @@ TEST_P(Heads, ViewsThatOverlapThemselvesAreRefused) {
             status::ok);
 }
 
+// Empty views are calls that do nothing, whatever their strides: zero-length heads with zero head
+// and token strides used to divide by zero in the self-overlap check (SIGFPE).
+TEST_P(Heads, EmptyViewsAreOkAndTouchNothing) {
+  NORMKIT_USE_ISA(GetParam());
+  std::vector<float> buf(64, 1.0f), before = buf;
+  for (const std::size_t token_stride : {0, 4})
+    for (const std::size_t head_stride : {0, 2}) {
+      EXPECT_EQ(normkit::rms_norm_heads<normkit::llama>(buf.data(), static_cast<const float*>(nullptr), 3, 2,
+                                                        0, 1e-6f, token_stride, head_stride),
+                status::ok);
+      EXPECT_EQ(normkit::layer_norm_heads<normkit::pytorch>(buf.data(), static_cast<const float*>(nullptr),
+                                                            static_cast<const float*>(nullptr), 3, 2, 0,
+                                                            1e-5f, token_stride, head_stride),
+                status::ok);
+    }
+  EXPECT_SAME_BITS(buf, before, "an empty call wrote");
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, AddNorm, ::testing::ValuesIn(all_isas()), isa_param_name);
 INSTANTIATE_TEST_SUITE_P(Isa, Heads, ::testing::ValuesIn(all_isas()), isa_param_name);
 

@@ -31,9 +31,13 @@ struct type_key {
 // One tensor argument: rows x cols elements, rows `stride` elements apart -- or a head view,
 // rows x heads rows of cols elements, row (t, h) at t * stride + h * head_stride. Gaps between
 // rows are never read or written.
+//
+// Validation runs on every call, decode rows included, so it divides by nothing at run time (a
+// 64-bit division costs tens of cycles): the element limit is a constant of the type, alignments
+// are powers of two, and products are checked by product_exceeds.
 struct operand {
   std::uintptr_t address;
-  std::size_t elem_size, align, rows, cols, stride;
+  std::size_t elem_size, align, max_elems, rows, cols, stride;
   const void* type;
   bool optional;  // may be null (a gain or bias that is not given)
   std::size_t heads = 1, head_stride = 0;
@@ -47,6 +51,7 @@ operand operand_of(T* p, std::size_t rows, std::size_t cols, std::size_t stride,
   return {reinterpret_cast<std::uintptr_t>(p),
           sizeof(E),
           alignof(E),
+          static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(E),
           rows,
           cols,
           stride,
@@ -69,17 +74,25 @@ struct extent {
   bool ok = true;
 };
 
+// Whether a * b > limit, without overflow; a division only when a factor is 2^32 or more.
+inline bool product_exceeds(std::size_t a, std::size_t b, std::size_t limit) {
+  constexpr std::size_t half = std::size_t(1) << (sizeof(std::size_t) * 4);
+  if (a < half && b < half)
+    return a * b > limit;
+  return a != 0 && b > limit / a;
+}
+
 inline extent extent_of(const operand& o) {
   extent r;
   r.begin = o.address;
-  const std::size_t max_elems = static_cast<std::size_t>(PTRDIFF_MAX) / o.elem_size;
+  const std::size_t max_elems = o.max_elems;
   // elems = (rows - 1) * stride + (heads - 1) * head_stride + cols, computed without wrapping.
-  if (o.cols > max_elems || (o.rows > 1 && (max_elems - o.cols) / o.stride < o.rows - 1)) {
+  if (o.cols > max_elems || (o.rows > 1 && product_exceeds(o.rows - 1, o.stride, max_elems - o.cols))) {
     r.ok = false;
     return r;
   }
   const std::size_t row_elems = (o.rows - 1) * o.stride + o.cols;
-  if (o.heads > 1 && o.head_stride > 0 && (max_elems - row_elems) / o.head_stride < o.heads - 1) {
+  if (o.heads > 1 && product_exceeds(o.heads - 1, o.head_stride, max_elems - row_elems)) {
     r.ok = false;
     return r;
   }
@@ -121,7 +134,7 @@ inline bool view_is_disjoint(std::size_t rows, std::size_t heads, std::size_t co
   const std::size_t n_in = heads_inner ? heads : rows, s_in = heads_inner ? head_stride : stride,
                     s_out = heads_inner ? stride : head_stride;
   // s_out >= (n_in - 1) * s_in + cols, without wrapping
-  return s_out >= cols && (s_out - cols) / s_in >= n_in - 1;
+  return s_out >= cols && !product_exceeds(n_in - 1, s_in, s_out - cols);
 }
 
 // What the normalizing ops check before their buffers, head views included: eps, then every
@@ -157,10 +170,10 @@ status check_operands(const operand (&in)[NI], const operand (&out)[NO], const i
     if (o.address == 0 && !o.optional)
       return status::null_pointer;
   for (const operand& o : in)
-    if (o.address % o.align != 0)
+    if (o.address & (o.align - 1))
       return status::misaligned_pointer;
   for (const operand& o : out)
-    if (o.address % o.align != 0)
+    if (o.address & (o.align - 1))
       return status::misaligned_pointer;
   extent ein[NI], eout[NO];
   for (std::size_t i = 0; i < NI; ++i)
