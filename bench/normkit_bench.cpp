@@ -76,7 +76,7 @@ bool has_thread_cases(shape s) {
 }
 constexpr unsigned bench_threads = 2;
 
-enum class path { scalar, avx2, avx512, neon, naive, eigen };
+enum class path { scalar, avx2, avx512, avx512bf16, neon, naive, eigen };
 
 const char* path_name(path p) {
   switch (p) {
@@ -86,6 +86,8 @@ const char* path_name(path p) {
       return "avx2";
     case path::avx512:
       return "avx512";
+    case path::avx512bf16:
+      return "avx512bf16";
     case path::neon:
       return "neon";
     case path::naive:
@@ -97,7 +99,8 @@ const char* path_name(path p) {
 }
 
 bool is_isa(path p) {
-  return p == path::scalar || p == path::avx2 || p == path::avx512 || p == path::neon;
+  return p == path::scalar || p == path::avx2 || p == path::avx512 || p == path::avx512bf16 ||
+         p == path::neon;
 }
 
 normkit::isa isa_of(path p) {
@@ -106,6 +109,8 @@ normkit::isa isa_of(path p) {
       return normkit::isa::avx2;
     case path::avx512:
       return normkit::isa::avx512;
+    case path::avx512bf16:
+      return normkit::isa::avx512bf16;
     case path::neon:
       return normkit::isa::neon;
     default:
@@ -1119,7 +1124,7 @@ int main(int argc, char** argv) {
   // Each ISA path that this build and CPU can run; the others are not registered.
   std::vector<path> paths;
   std::string run, skipped;
-  for (path p : {path::scalar, path::avx2, path::avx512, path::neon}) {
+  for (path p : {path::scalar, path::avx2, path::avx512, path::avx512bf16, path::neon}) {
     std::string& list = normkit::isa_available(isa_of(p)) ? run : skipped;
     list += (list.empty() ? "" : " ") + std::string(path_name(p));
     if (normkit::isa_available(isa_of(p)))

@@ -594,6 +594,58 @@ TEST_P(RmsNorm, RowBitsDoNotDependOnTheBatch) {
   }
 }
 
+// bf16 outputs at the edges of the range, from clean rows (the fast loop and its stores): subnormal
+// products (AVX512-BF16's conversion reads a subnormal float as zero, so avx512bf16 must take the
+// integer path for them), products that round to the largest finite bf16 or overflow to Inf, and
+// zeros -- in both chunk layouts (bf16 gains: interleaved; fp32 gains: split) and both roundings.
+template <class Policy, class W>
+void check_bf16_edges(std::uint32_t seed) {
+  using bf16 = normkit::bf16;
+  constexpr std::size_t rows = 5, cols = 517;  // a partial chunk at every row's end
+  rng r(seed);
+  std::vector<bf16> x(rows * cols);
+  for (bf16& v : x)
+    v = as<bf16>((r.uniform() < 0.5f ? -1.0f : 1.0f) * (0.5f + r.uniform()));
+  std::vector<W> g(cols);
+  for (std::size_t i = 0; i < cols; ++i) {
+    const float m = 1.0f + r.uniform();
+    switch (i % 4) {
+      case 0:  // products below 2^-126: subnormal outputs
+        g[i] = as<W>(std::ldexp(m, -128 - static_cast<int>(i % 9)));
+        break;
+      case 1:  // products near 3.39e38: the largest bf16, or Inf
+        g[i] = as<W>(std::ldexp(m, 127) * 0.99f);
+        break;
+      case 2:
+        g[i] = as<W>(0.0f);
+        break;
+      default:
+        g[i] = as<W>(m);
+    }
+  }
+  std::vector<bf16> want(x.size()), got(x.size());
+  ASSERT_EQ(normkit::reference::rms_norm<Policy>(x.data(), g.data(), want.data(), rows, cols, 1e-6f),
+            status::ok);
+  ASSERT_EQ(normkit::rms_norm<Policy>(x.data(), g.data(), got.data(), rows, cols, 1e-6f), status::ok);
+  std::size_t subnormal = 0, top = 0;
+  for (const bf16& v : want) {
+    const unsigned mag = v.bits & 0x7fffu;
+    subnormal += mag != 0 && mag < 0x0080u;
+    top += mag == 0x7f7fu || mag == 0x7f80u;
+  }
+  EXPECT_GT(subnormal, rows * cols / 64) << "the rows must produce subnormal bf16 outputs";
+  EXPECT_GT(top, rows * cols / 64) << "the rows must produce the largest bf16 and Inf";
+  EXPECT_SAME_BITS(got, want, "bf16 outputs at the edges of the range");
+}
+
+TEST_P(RmsNorm, Bf16OutputsAtTheEdgesOfTheRange) {
+  NORMKIT_USE_ISA(GetParam());
+  check_bf16_edges<normkit::llama, normkit::bf16>(31);
+  check_bf16_edges<normkit::pytorch, normkit::bf16>(32);
+  check_bf16_edges<normkit::llama, float>(33);
+  check_bf16_edges<normkit::pytorch, float>(34);
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, RmsNorm, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace

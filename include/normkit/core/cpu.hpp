@@ -20,9 +20,10 @@ inline namespace NORMKIT_ABI_NAMESPACE {
 namespace impl {
 
 struct cpu_caps {
-  bool avx2 = false;    // AVX2 + FMA + F16C, OS saves YMM state
-  bool avx512 = false;  // AVX-512 F/BW/DQ/CD/VL + the above, OS saves ZMM state
-  bool neon = false;    // AArch64 Advanced SIMD (always present)
+  bool avx2 = false;        // AVX2 + FMA + F16C, OS saves YMM state
+  bool avx512 = false;      // AVX-512 F/BW/DQ/CD/VL + the above, OS saves ZMM state
+  bool avx512bf16 = false;  // AVX512-BF16 (vcvtne2ps2bf16) + the above
+  bool neon = false;        // AArch64 Advanced SIMD (always present)
 };
 
 inline cpu_caps detect_cpu() {
@@ -40,11 +41,15 @@ inline cpu_caps detect_cpu() {
   const bool zmm_state = (xcr0_lo & 0xe6u) == 0xe6u;
   if (!__get_cpuid_count(7, 0, &a, &b, &cx, &d))
     return c;
+  const unsigned leaf7_max_sub = a;
   const bool avx2 = b & (1u << 5);
   const bool avx512 = (b & (1u << 16)) && (b & (1u << 17)) && (b & (1u << 28)) && (b & (1u << 30)) &&
                       (b & (1u << 31));  // F, DQ, CD, BW, VL
   c.avx2 = ymm_state && avx2 && fma && f16c;
   c.avx512 = c.avx2 && zmm_state && avx512;
+  // Leaf 7 sub-leaf 1, EAX bit 5.
+  if (c.avx512 && leaf7_max_sub >= 1 && __get_cpuid_count(7, 1, &a, &b, &cx, &d))
+    c.avx512bf16 = a & (1u << 5);
 #elif defined(__aarch64__)
   c.neon = true;
 #endif

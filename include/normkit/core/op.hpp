@@ -7,7 +7,8 @@
 //   knobs         the knob space its kernels are instantiated over: norm_knobs or no_knobs
 //   args<Ts...>   its argument bundle, one struct passed by pointer through the runtime table
 //   canonical<Knobs, Ts...>   the knob set that runs (equal-bits policies share a kernel)
-//   narrows<Knobs, Ts...>     the storage types the call rounds fp32 values to
+//   narrows<Knobs, Ts...>     the storage types the call rounds fp32 values to, the type it
+//                             stores first (if any)
 //   validate(args)            the status of a call, touching nothing
 //   empty(args)               a valid call with nothing to do
 //   reference<Policy>(args)   the scalar reference over the whole call: THE bits

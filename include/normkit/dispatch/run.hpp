@@ -37,15 +37,47 @@ namespace impl {
 using namespace ::normkit::detail;
 
 #if defined(NORMKIT_RUNTIME_DISPATCH)
+// Each runnable ISA's table with its empty slots taken from the ISA below it in its family, and so
+// on down: an ISA's objects may hold only the kernels it improves (avx512bf16, core/isa_table.hpp);
+// a slot that no ISA fills runs the reference. Built once, from runnable ISAs only (an ISA's
+// isa_table() runs that ISA's code), in table order, which is ascending within a family.
+struct dispatch_tables {
+#define NORMKIT_ISA_VALUE_OF(name, value, family, arch, cap, flags) value,
+  static constexpr int values[] = {0, NORMKIT_ISA_TABLE(NORMKIT_ISA_VALUE_OF)};
+#undef NORMKIT_ISA_VALUE_OF
+  static constexpr int size = [] {
+    int m = 0;
+    for (int v : values)
+      m = v > m ? v : m;
+    return m + 1;
+  }();
+  kernel_table t[size];
+  bool have[size] = {};
+
+  dispatch_tables() {
+    int below[2] = {-1, -1};  // per family (core/isa.hpp): the last runnable ISA seen
+#define NORMKIT_ISA_MERGE(name, value, family, arch, cap, flags)    \
+  if constexpr (::normkit::detail::defined_family_##family)         \
+    if (runnable(isa::name))                                        \
+      merge(value, below[::normkit::detail::family_index_##family], \
+            ::normkit::NORMKIT_DISPATCH_NAMESPACE_OF(name)::detail::isa_table());
+    NORMKIT_ISA_TABLE(NORMKIT_ISA_MERGE)
+#undef NORMKIT_ISA_MERGE
+  }
+  void merge(int value, int& below, const kernel_table& own) {
+    t[value] = below >= 0 ? t[below] : kernel_table{};
+    for (std::size_t k = 0; k < sizeof own.fn / sizeof own.fn[0]; ++k)
+      if (own.fn[k])
+        t[value].fn[k] = own.fn[k];
+    have[value] = true;
+    below = value;
+  }
+};
+
 inline const kernel_table* active_table() {
-  const isa i = active_isa();
-#define NORMKIT_ISA_ACTIVE_TABLE(name, value, family, arch, cap, flags) \
-  if constexpr (::normkit::detail::defined_family_##family)             \
-    if (i == isa::name)                                                 \
-      return &::normkit::NORMKIT_DISPATCH_NAMESPACE_OF(name)::detail::isa_table();
-  NORMKIT_ISA_TABLE(NORMKIT_ISA_ACTIVE_TABLE)
-#undef NORMKIT_ISA_ACTIVE_TABLE
-  return nullptr;
+  static const dispatch_tables tables;
+  const int i = static_cast<int>(active_isa());
+  return i > 0 && i < dispatch_tables::size && tables.have[i] ? &tables.t[i] : nullptr;
 }
 #endif
 

@@ -77,34 +77,37 @@ constexpr bool list_has(const char* list, const char* name) {
   return !every_item(list, [&](const char* item) { return !item_is(item, "all") && !item_is(item, name); });
 }
 
-// Whether every item of `list` is "all" or one of `names`: a misspelt selection would otherwise
-// select nothing and leave every call on the scalar reference without a word.
-template <std::size_t N>
-constexpr bool list_known(const char* list, const char* const (&names)[N]) {
-  return every_item(list, [&](const char* item) {
-    bool known = item_is(item, "all");
-    for (std::size_t n = 0; n < N; ++n)
-      known = known || item_is(item, names[n]);
-    return known;
-  });
+// Whether an item names one of the types T / of the things T (by T::name) / of the types in some
+// op's slots.
+template <class... T>
+constexpr bool names_storage(const char* item, type_list<T...>) {
+  return (item_is(item, storage_traits<T>::name) || ...);
 }
 template <class... T>
-constexpr bool names_known(const char* list, type_list<T...>) {
-  constexpr const char* names[] = {T::name...};
-  return list_known(list, names);
+constexpr bool names_one_of(const char* item, type_list<T...>) {
+  return (item_is(item, T::name) || ...);
 }
-template <class... T>
-constexpr bool type_names_known(const char* list, type_list<T...>) {
-  constexpr const char* names[] = {storage_traits<T>::name...};
-  return list_known(list, names);
+template <class... Slot>
+constexpr bool names_slot_type(const char* item, type_list<Slot...>) {
+  return (names_storage(item, Slot{}) || ...);
 }
-static_assert(names_known(selected_ops, ops{}),
+template <class... Op>
+constexpr bool names_op_type(const char* item, type_list<Op...>) {
+  return (names_slot_type(item, typename Op::slots{}) || ...);
+}
+
+// Every item is "all" or a name the build knows: a misspelt selection would otherwise select
+// nothing and leave every call on the scalar reference without a word.
+static_assert(every_item(selected_ops,
+                         [](const char* i) { return item_is(i, "all") || names_one_of(i, ops{}); }),
               "NORMKIT_SELECT_OPS (CMake: NORMKIT_DISPATCH_OPS) names an op that is not in ops/list.hpp");
+static_assert(every_item(selected_types,
+                         [](const char* i) { return item_is(i, "all") || names_op_type(i, ops{}); }),
+              "NORMKIT_SELECT_TYPES (CMake: NORMKIT_DISPATCH_TYPES) names a type that no op of ops/list.hpp "
+              "takes (f32, bf16, f16, e4m3, e5m2, i8)");
 static_assert(
-    type_names_known(selected_types, storage_types{}),
-    "NORMKIT_SELECT_TYPES (CMake: NORMKIT_DISPATCH_TYPES) names a type that is not f32, bf16 or f16");
-static_assert(
-    names_known(selected_policies, named_policies{}),
+    every_item(selected_policies,
+               [](const char* i) { return item_is(i, "all") || names_one_of(i, named_policies{}); }),
     "NORMKIT_SELECT_POLICIES (CMake: NORMKIT_DISPATCH_POLICIES) names a policy that is not a preset of "
     "core/policy.hpp");
 
@@ -115,8 +118,28 @@ constexpr bool run_by_selected_policy(type_list<P...>) {
           ...);
 }
 
+// Whether a kernel's bf16 stores can use AVX512-BF16 (simd/io.hpp): it stores bf16 (the first
+// type of its narrows, core/op.hpp), and it is not a norm kernel whose types are all bf16 -- those
+// hold chunks interleaved (simd/chunk.hpp), where the integer path narrows in a shift and an or
+// and the instruction, plus its subnormal guard and a shuffle, was no faster (docs/performance.md).
+template <class Op, class Narrows, class... Ts>
+constexpr bool hw_bf16_kernel() {
+  if constexpr (Narrows::size == 0)
+    return false;
+  else if constexpr (!std::is_same<type_at_t<0, Narrows>, bf16>::value)
+    return false;
+  else
+    return !(std::is_same<typename Op::knobs, norm_knobs>::value && (std::is_same<Ts, bf16>::value && ...));
+}
+
 template <class Op, class Knobs, class... Ts>
 constexpr bool selected() {
+#if defined(NORMKIT_HW_BF16) && defined(NORMKIT_ISA_TU)
+  // The avx512bf16 objects differ from avx512's only in their bf16 stores (simd/io.hpp): they hold
+  // the kernels that gain from them, and the dispatcher takes the rest from avx512 (dispatch/run.hpp).
+  if (!hw_bf16_kernel<Op, typename Op::template narrows<Knobs, Ts...>, Ts...>())
+    return false;
+#endif
   if (!list_has(selected_ops, Op::name) || !(list_has(selected_types, storage_traits<Ts>::name) && ...))
     return false;
   if constexpr (std::is_same<typename Op::knobs, norm_knobs>::value)  // "all": every knob set, named or not

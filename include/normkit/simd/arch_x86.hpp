@@ -96,6 +96,32 @@ xsimd::batch<std::uint32_t, Arch> bf16_rne_carry(xsimd::batch<std::uint32_t, Arc
   }
 }
 
+#if defined(NORMKIT_HW_BF16)
+// AVX512-BF16 (the avx512bf16 ISA only: core/isa_table.hpp). vcvtneps2bf16 rounds to nearest even
+// whatever MXCSR says and turns NaN into (u >> 16) | 0x40, as bf16_from_float_bits does, but reads
+// a subnormal input as zero: callers take the integer path for a batch that holds one (every
+// float pattern is checked per ISA by test_types' exhaustive test, through convert).
+template <class Arch>
+bool bf16_hw_exact(xsimd::batch<float, Arch> v) {
+  static_assert(is_avx512<Arch>, "AVX512-BF16 is an AVX-512 extension");
+  return _mm512_fpclass_ps_mask(v, 0x20) == 0;  // 0x20: denormal
+}
+template <class Arch>
+bool bf16_hw_exact(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+  return (_mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20)) == 0;
+}
+template <class Arch>
+void bf16_hw_store(std::uint16_t* p, xsimd::batch<float, Arch> v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));
+}
+// a's lanes then b's, one 64-byte store (non-temporal when Stream: p then 64-byte aligned).
+template <class Arch, bool Stream = false>
+void bf16_hw_store2(std::uint16_t* p, xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+  store_words<Arch, Stream>(
+      p, xsimd::batch<std::uint32_t, Arch>(reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(b, a))));
+}
+#endif
+
 // fp16 -> float (vcvtph2ps): exact, sNaN quieted -- proven equal to the scalar widening over
 // all 65,536 patterns by test_types.
 template <class Arch>

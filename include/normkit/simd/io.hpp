@@ -80,9 +80,15 @@ struct io<bf16, Arch> {
         xsimd::select(xsimd::isnan(v), bitwise_as<batch>(qnan), bitwise_as<batch>(rne_bits(v))));
   }
   static void store(bf16* p, batch v) {
+#if defined(NORMKIT_HW_BF16)
+    if (arch_impl::bf16_hw_exact<Arch>(v))
+      return arch_impl::bf16_hw_store<Arch>(reinterpret_cast<std::uint16_t*>(p), v);
+#endif
     arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), bits(v));
   }
-  static batch round_through(batch v) { return bitwise_as<batch>(bits(v) << 16); }
+  static batch round_through(batch v) {
+    return bitwise_as<batch>(bits(v) << 16);
+  }
   // The RNE bits with every NaN as the canonical 0x7FC0: one select instead of two.
   static ubatch canonical_bits(batch v) {
     return bitwise_as<ubatch>(xsimd::select(xsimd::isnan(v),
@@ -101,6 +107,10 @@ struct io<bf16, Arch> {
   }
   template <bool Stream>
   static void store2_finite(bf16* p, batch a, batch b) {
+#if defined(NORMKIT_HW_BF16)
+    if (arch_impl::bf16_hw_exact<Arch>(a, b))
+      return arch_impl::bf16_hw_store2<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), a, b);
+#endif
     arch_impl::pack2_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), rne_bits(a), rne_bits(b));
   }
 };
