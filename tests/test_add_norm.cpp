@@ -575,8 +575,8 @@ TEST_P(Heads, ViewsThatOverlapThemselvesAreRefused) {
 TEST_P(Heads, EmptyViewsAreOkAndTouchNothing) {
   NORMKIT_USE_ISA(GetParam());
   std::vector<float> buf(64, 1.0f), before = buf;
-  for (const std::size_t token_stride : {0, 4})
-    for (const std::size_t head_stride : {0, 2}) {
+  for (const std::size_t token_stride : {std::size_t{0}, std::size_t{4}})
+    for (const std::size_t head_stride : {std::size_t{0}, std::size_t{2}}) {
       EXPECT_EQ(normkit::rms_norm_heads<normkit::llama>(buf.data(), static_cast<const float*>(nullptr), 3, 2,
                                                         0, 1e-6f, token_stride, head_stride),
                 status::ok);
