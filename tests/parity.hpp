@@ -826,19 +826,8 @@ struct tally {
   int tests = 0;
 };
 
-// One tally per isa value (the ISA table's values are not consecutive across platforms).
-#define NORMKIT_TEST_ISA_VALUE(name, value, family, arch, cap, flags) value,
-constexpr int isa_values[] = {0, NORMKIT_ISA_TABLE(NORMKIT_TEST_ISA_VALUE)};
-#undef NORMKIT_TEST_ISA_VALUE
-constexpr std::size_t isa_value_count() {
-  int m = 0;
-  for (int v : isa_values)
-    m = v > m ? v : m;
-  return static_cast<std::size_t>(m) + 1;
-}
-
 inline tally& totals(isa i) {
-  static tally t[isa_value_count()];
+  static tally t[normkit::detail::isa_value_count];
   return t[static_cast<std::size_t>(i)];
 }
 

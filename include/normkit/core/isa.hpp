@@ -18,6 +18,18 @@ namespace detail {
 // The platform families of the table's third column; only the ISAs of the family a translation
 // unit is compiled for can be reached from it.
 constexpr int family_index_x86 = 0, family_index_arm = 1;
+constexpr int family_count = 2;
+// One past the largest isa value (values need not be consecutive: neon is 3, avx512bf16 4), for
+// arrays indexed by isa.
+constexpr int isa_value_count = [] {
+#define NORMKIT_ISA_VALUE_OF(name, value, family, arch, cap, flags) value,
+  constexpr int values[] = {0, NORMKIT_ISA_TABLE(NORMKIT_ISA_VALUE_OF)};
+#undef NORMKIT_ISA_VALUE_OF
+  int m = 0;
+  for (int v : values)
+    m = v > m ? v : m;
+  return m + 1;
+}();
 #if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
 constexpr bool defined_family_x86 = true, defined_family_arm = false;
 #elif defined(__aarch64__)

@@ -79,6 +79,11 @@ struct has_heads : std::false_type {};
 template <class A>
 struct has_heads<A, std::void_t<decltype(std::declval<const A&>().heads)>> : std::true_type {};
 
+// The chunk layout of a norm kernel (simd/chunk.hpp): interleaved when In, W and Out are all bf16.
+template <class In, class W, class Out>
+constexpr bool interleaved_layout =
+    std::conjunction_v<std::is_same<In, bf16>, std::is_same<W, bf16>, std::is_same<Out, bf16>>;
+
 // What the normalizing ops (rms_norm, layer_norm) share: In, W and Out slots over the input
 // types, the twelve knob sets, equal-bits knob sets folded (canonical_knobs), the roundings a call
 // makes (Out, and Mid when rounding twice), and "nothing to do" when a size is 0.

@@ -42,20 +42,13 @@ using namespace ::normkit::detail;
 // a slot that no ISA fills runs the reference. Built once, from runnable ISAs only (an ISA's
 // isa_table() runs that ISA's code), in table order, which is ascending within a family.
 struct dispatch_tables {
-#define NORMKIT_ISA_VALUE_OF(name, value, family, arch, cap, flags) value,
-  static constexpr int values[] = {0, NORMKIT_ISA_TABLE(NORMKIT_ISA_VALUE_OF)};
-#undef NORMKIT_ISA_VALUE_OF
-  static constexpr int size = [] {
-    int m = 0;
-    for (int v : values)
-      m = v > m ? v : m;
-    return m + 1;
-  }();
-  kernel_table t[size];
-  bool have[size] = {};
+  kernel_table t[isa_value_count];
+  bool have[isa_value_count] = {};
 
   dispatch_tables() {
-    int below[2] = {-1, -1};  // per family (core/isa.hpp): the last runnable ISA seen
+    int below[family_count];  // per family (core/isa.hpp): the last runnable ISA seen
+    for (int& b : below)
+      b = -1;
 #define NORMKIT_ISA_MERGE(name, value, family, arch, cap, flags)    \
   if constexpr (::normkit::detail::defined_family_##family)         \
     if (runnable(isa::name))                                        \
@@ -77,7 +70,7 @@ struct dispatch_tables {
 inline const kernel_table* active_table() {
   static const dispatch_tables tables;
   const int i = static_cast<int>(active_isa());
-  return i > 0 && i < dispatch_tables::size && tables.have[i] ? &tables.t[i] : nullptr;
+  return i > 0 && i < isa_value_count && tables.have[i] ? &tables.t[i] : nullptr;
 }
 #endif
 

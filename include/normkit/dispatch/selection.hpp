@@ -119,17 +119,19 @@ constexpr bool run_by_selected_policy(type_list<P...>) {
 }
 
 // Whether a kernel's bf16 stores can use AVX512-BF16 (simd/io.hpp): it stores bf16 (the first
-// type of its narrows, core/op.hpp), and it is not a norm kernel whose types are all bf16 -- those
-// hold chunks interleaved (simd/chunk.hpp), where the integer path narrows in a shift and an or
-// and the instruction, plus its subnormal guard and a shuffle, was no faster (docs/performance.md).
+// type of its narrows, core/op.hpp), and not from interleaved chunks (core/op.hpp), whose integer
+// narrowing is a shift and an or and which the instruction, its subnormal guard and a shuffle did
+// not make faster (docs/performance.md).
 template <class Op, class Narrows, class... Ts>
 constexpr bool hw_bf16_kernel() {
   if constexpr (Narrows::size == 0)
     return false;
   else if constexpr (!std::is_same<type_at_t<0, Narrows>, bf16>::value)
     return false;
+  else if constexpr (std::is_same<typename Op::knobs, norm_knobs>::value)
+    return !interleaved_layout<Ts...>;
   else
-    return !(std::is_same<typename Op::knobs, norm_knobs>::value && (std::is_same<Ts, bf16>::value && ...));
+    return true;
 }
 
 template <class Op, class Knobs, class... Ts>

@@ -21,6 +21,7 @@
 #include <type_traits>  // std::is_same
 
 #include "../core/abi.hpp"
+#include "../core/op.hpp"  // interleaved_layout
 #include "../core/storage.hpp"
 #include "diagnostics.hpp"
 #include "io.hpp"
@@ -31,10 +32,6 @@ NORMKIT_INTRINSICS_BEGIN
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
-
-template <class In, class W, class Out>
-constexpr bool interleaved_layout =
-    std::conjunction_v<std::is_same<In, bf16>, std::is_same<W, bf16>, std::is_same<Out, bf16>>;
 
 // The chunk element that lane l of register r (0: a, 1: b) holds.
 template <bool Interleaved>
