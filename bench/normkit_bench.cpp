@@ -416,6 +416,13 @@ struct bench_op<normkit::detail::quantize_op> {
   static constexpr bool benchmarked = false;
 };
 
+// The statically quantized norms run as one kernel inside rms_norm_quant / layer_norm_quant: the
+// Quant/static rows (fused) measure it.
+template <class Norm>
+struct bench_op<normkit::detail::norm_static_quant_op<Norm>> {
+  static constexpr bool benchmarked = false;
+};
+
 template <class Op, class Policy, class In, class W, class Out>
 bool run_once(path p, const In* x, const W* gamma, const W* beta, Out* y, shape s, float eps) {
   return bench_op<Op>::template run<Policy>(p, x, gamma, beta, y, s, eps);

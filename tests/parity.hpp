@@ -239,6 +239,17 @@ struct parity_op<normkit::detail::quantize_op> {
   static constexpr bool accepts = false;  // no policies
 };
 
+// The statically quantized norms' kernel op writes 1-byte types too: test_quant.cpp covers it
+// (StaticKernelOnCraftedGains, and every static call of the quantized norms, which run it).
+template <class Norm>
+struct parity_op<normkit::detail::norm_static_quant_op<Norm>> {
+  static constexpr bool has_gamma = false, has_beta = false;
+  static constexpr const char* covered_by = "test_quant.cpp";
+  using sweep = type_list<>;
+  template <class Policy>
+  static constexpr bool accepts = false;
+};
+
 // The forward variants that save statistics (rms_norm_fwd, layer_norm_fwd: norm_stats_op, then
 // the plain norm kernel): y must be the plain forward's bits; without a bias the call is
 // rms_norm_fwd, with one layer_norm_fwd (their statistics are checked bit for bit in

@@ -18,14 +18,15 @@
 
 #include <normkit/normkit.hpp>
 
-#include <cfenv>    // std::fesetround, FE_*
-#include <cmath>    // std::fabs, std::isnan
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::int8_t, std::uint8_t, std::uint32_t
-#include <cstring>  // std::memcmp, std::memcpy, std::memset
-#include <memory>   // std::unique_ptr
-#include <string>   // std::string
-#include <vector>   // std::vector
+#include <cfenv>        // std::fesetround, FE_*
+#include <cmath>        // std::fabs, std::isfinite, std::isnan
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int8_t, std::uint8_t, std::uint32_t
+#include <cstring>      // std::memcmp, std::memcpy, std::memset
+#include <memory>       // std::unique_ptr
+#include <string>       // std::string
+#include <type_traits>  // std::conditional_t, std::is_same
+#include <vector>       // std::vector
 
 namespace {
 
@@ -310,6 +311,99 @@ TEST_P(Quant, FusedOpsEqualTheReferenceComposition) {
   fused_sweep<norm_kind::layer, normkit::llama, fp16, float>(i, "layer_norm<llama> f16/f32");
 }
 
+// ---- The statically quantized norms' own kernel (ops/norm_static_quant.hpp), which the static
+// calls above run when the build holds it. Rows of +-1 with eps 0 normalize to exactly +-1 (RMSNorm;
+// LayerNorm on balanced rows: m = -+1, c_i = +-1, var = 1), so with no bias v_i = +-g_i exactly and
+// the crafted values, as gains, reach the output pass unrounded: every conversion's ties,
+// saturation and subnormal edges, in whole chunks and in a row's tail. Finite gains take the fast
+// loop (no NaN selects), a NaN or Inf gain the general one. Bits against the op's reference, and
+// for finite gains against the formulas (tests/quant_formulas.hpp) and max |g|.
+template <class Q>
+std::uint8_t formula_bits(float p) {
+  if constexpr (std::is_same<Q, e4m3>::value)
+    return formula::e4m3_reference().from_float(p);
+  else if constexpr (std::is_same<Q, e5m2>::value)
+    return formula::e5m2_reference().from_float(p);
+  else
+    return static_cast<std::uint8_t>(formula::int8_rne_sat(p));
+}
+
+template <norm_kind K, class Policy, class T, class Q>
+void crafted_gain_case(isa i, float scale, bool finite, const std::string& what) {
+  using op =
+      std::conditional_t<K == norm_kind::rms, nd::rms_norm_static_quant_op, nd::layer_norm_static_quant_op>;
+  if (i != isa::scalar && op::template has_kernel<T, T, Q>) {  // the calls below run it, not the stages
+    ASSERT_TRUE((normkit::impl::has_kernel<op, Policy, T, T, Q>())) << what;
+  }
+  std::vector<float> sp = specials();
+  if (finite)  // finite as T: 3e38 is Inf in bf16 and fp16
+    for (float& e : sp)
+      e = std::isfinite(normkit::to_float(as<T>(e))) ? e : 1.0f;
+  const std::size_t rows = 3, cols = 2 * sp.size() + 6;  // even (balanced rows), with a tail
+  std::vector<T> x(rows * cols), g(cols);
+  for (std::size_t j = 0; j < cols; ++j)
+    g[j] = as<T>(j < 2 * sp.size() ? sp[j / 2] * (j % 2 ? -1.0f : 1.0f) : 0.75f);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < cols; ++j)
+      x[r * cols + j] = as<T>((j + r) % 2 ? -1.0f : 1.0f);
+  std::vector<Q> q1(rows * cols + 1), q2(rows * cols + 1);
+  std::memset(static_cast<void*>(q1.data()), poison, q1.size());
+  std::memset(static_cast<void*>(q2.data()), poison, q2.size());
+  float a1 = -1.0f, a2 = -1.0f;
+  namespace nr = normkit::reference;
+  if constexpr (K == norm_kind::rms) {
+    ASSERT_EQ(normkit::rms_norm_quant<Policy>(x.data(), g.data(), q1.data(), rows, cols, 0.0f, scale, &a1),
+              status::ok);
+    ASSERT_EQ(
+        nr::rms_norm_quant<Policy>(x.data(), g.data(), q2.data(), rows, cols, 0.0f, scale, &a2, cols, cols),
+        status::ok);
+  } else {
+    ASSERT_EQ(normkit::layer_norm_quant<Policy>(x.data(), g.data(), static_cast<const T*>(nullptr), q1.data(),
+                                                rows, cols, 0.0f, scale, &a1),
+              status::ok);
+    ASSERT_EQ(nr::layer_norm_quant<Policy>(x.data(), g.data(), static_cast<const T*>(nullptr), q2.data(),
+                                           rows, cols, 0.0f, scale, &a2, cols, cols),
+              status::ok);
+  }
+  ASSERT_EQ(u32(a1), u32(a2)) << what << ": amax";
+  ASSERT_EQ(qbits(q1[rows * cols]), poison) << what << ": wrote past the last row";
+  float want_amax = 0.0f;
+  for (std::size_t k = 0; k < rows * cols; ++k) {
+    ASSERT_EQ(qbits(q1[k]), qbits(q2[k])) << what << ": element " << k;
+    const float v = normkit::to_float(x[k]) * normkit::to_float(g[k % cols]);  // exact: +-g
+    if (finite) {
+      ASSERT_EQ(qbits(q1[k]), formula_bits<Q>(v * scale)) << what << ": element " << k << " v=" << v;
+      want_amax = std::fabs(v) > want_amax ? std::fabs(v) : want_amax;
+    }
+  }
+  if (finite) {
+    ASSERT_EQ(u32(a1), u32(want_amax)) << what << ": amax";
+  }
+}
+
+template <norm_kind K, class Policy, class T>
+void crafted_gain_sweep(isa i, const char* name) {
+  for (const bool finite : {true, false})
+    for (const float scale : {1.0f, 0.37f}) {
+      const std::string what = std::string(normkit::to_string(i)) + " " + name +
+                               (finite ? " finite gains" : " non-finite gains") + " scale " +
+                               std::to_string(scale);
+      crafted_gain_case<K, Policy, T, e4m3>(i, scale, finite, what + " e4m3");
+      crafted_gain_case<K, Policy, T, e5m2>(i, scale, finite, what + " e5m2");
+      crafted_gain_case<K, Policy, T, std::int8_t>(i, scale, finite, what + " i8");
+    }
+}
+
+TEST_P(Quant, StaticKernelOnCraftedGains) {
+  NORMKIT_USE_ISA(GetParam());
+  const isa i = GetParam();
+  crafted_gain_sweep<norm_kind::rms, normkit::llama, bf16>(i, "rms_norm<llama> bf16");
+  crafted_gain_sweep<norm_kind::rms, normkit::pytorch, float>(i, "rms_norm<pytorch> f32");
+  crafted_gain_sweep<norm_kind::rms, normkit::pytorch, fp16>(i, "rms_norm<pytorch> f16");
+  crafted_gain_sweep<norm_kind::layer, normkit::pytorch, bf16>(i, "layer_norm<pytorch> bf16");
+  crafted_gain_sweep<norm_kind::layer, normkit::llama, fp16>(i, "layer_norm<llama> f16");
+}
+
 // contract (FP environment): in every rounding mode, and with flush-to-zero, each path gives the
 // reference's bits of that environment -- the block scales' fp16 rounding included (NEON's
 // follows FPCR, so such calls run the reference there: quantize_op::narrows).
@@ -337,6 +431,10 @@ TEST_P(Quant, EveryRoundingModeAndFlushToZero) {
       const norm_case d{5, 1024, 1024, 1024, 1e-6f, 12};
       fused_case<norm_kind::layer, normkit::pytorch, fp16, fp16, e4m3>(d, quant_mode::dynamic_row, 0.0f,
                                                                        what + " e4m3 dynamic");
+      fused_case<norm_kind::rms, normkit::llama, bf16, bf16, e4m3>(d, quant_mode::static_scale, 0.001f,
+                                                                   what + " e4m3 static");
+      fused_case<norm_kind::layer, normkit::pytorch, fp16, fp16, std::int8_t>(d, quant_mode::static_scale,
+                                                                              30.0f, what + " i8 static");
       std::fesetround(FE_TONEAREST);
     }
 }

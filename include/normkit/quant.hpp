@@ -10,7 +10,9 @@
 // the quantization -- on every ISA. The call is a composite op (ops/norm_quant.hpp, run by
 // dispatch/compose.hpp) over chunks of rows whose fp32 values stay in a per-thread scratch buffer
 // in cache: the norm kernel writes a chunk's v, the quantize kernel reads it back, so the tensor
-// is read once and the 1-byte output written once.
+// is read once and the 1-byte output written once. A static scale skips the scratch where the
+// build has the kernel (ops/norm_static_quant.hpp: x and gains of one type, e4m3 or int8, a named
+// preset): the norm's output pass quantizes in registers. Same bits either way.
 //
 // Fused with the residual add (add_rms_norm_quant, add_layer_norm_quant, their _dynamic_quant and
 // _q8_0 forms; x and residual of one storage type Res): exactly residual_add (add_norm.hpp:
@@ -27,9 +29,9 @@
 // also read, included -- overlapping an input or another output; no in-place form);
 // out_of_memory when the per-thread fp32 scratch of one chunk (at least one row: cols * 4 bytes,
 // twice that for a fused fp32_sum call; dispatch/compose.hpp) cannot be allocated, before
-// anything is written. A static call's amax is set (0 for an empty call) only when it returns ok.
-// An empty call (rows or cols 0) checks no buffer after the scalars, except amax, which it
-// writes: a misaligned amax is misaligned_pointer there too.
+// anything is written (a static call that runs its single kernel takes none). A static call's amax is set (0
+// for an empty call) only when it returns ok. An empty call (rows or cols 0) checks no buffer after the
+// scalars, except amax, which it writes: a misaligned amax is misaligned_pointer there too.
 #pragma once
 
 #include "core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header

@@ -30,8 +30,9 @@
 // Every op of the library's op list (include/normkit/ops/list.hpp) has a fuzz harness: rms_norm
 // and layer_norm here, convert in fuzz_convert.cpp, residual_add (with the fused ops it starts)
 // in fuzz_add_norm.cpp, the backward ops and the statistics op of the forward variants in
-// fuzz_backward.cpp. An op added to the list fails this build until a harness covers it and it is
-// named here.
+// fuzz_backward.cpp, the statically quantized norms' kernel op in fuzz_quant.cpp (the static calls
+// of rms_norm_quant / layer_norm_quant and their fused add forms run it). An op added to the list fails this
+// build until a harness covers it and it is named here.
 namespace fuzz_coverage {
 namespace nd = normkit::detail;
 // quantize has no libFuzzer harness yet: it is named separately so that the gap stays visible
@@ -43,7 +44,9 @@ constexpr bool fuzzed =
     std::is_same<Op, nd::rms_norm_op>::value || std::is_same<Op, nd::layer_norm_op>::value ||
     std::is_same<Op, nd::convert_op>::value || std::is_same<Op, nd::residual_add_op>::value ||
     std::is_same<Op, nd::norm_stats_op>::value || std::is_same<Op, nd::rms_norm_backward_op>::value ||
-    std::is_same<Op, nd::layer_norm_backward_op>::value || not_fuzzed_yet<Op>;
+    std::is_same<Op, nd::layer_norm_backward_op>::value ||
+    std::is_same<Op, nd::rms_norm_static_quant_op>::value ||
+    std::is_same<Op, nd::layer_norm_static_quant_op>::value || not_fuzzed_yet<Op>;
 template <class... Ops>
 constexpr bool all_fuzzed(nd::type_list<Ops...>) {
   return (fuzzed<Ops> && ...);

@@ -16,12 +16,15 @@
 // must return the reference's bits. A composite op (composite = true) has no SIMD half and no
 // table entries: instead of rows it gives row_bytes(args), scratch_floats<Policy>(args, chunk_rows)
 // and run_rows<Policy>(args, r0, n, scratch, run), the stages of a chunk of rows, each a kernel op
-// run through `run`; its reference may return a status (status::out_of_memory for its scratch;
+// run through `run` (which also answers run.has_kernel(op, policy, stage_args): whether that stage
+// would run a SIMD kernel); its reference may return a status (status::out_of_memory for its scratch;
 // composite_reference below runs the stages on the references). A composite with an output
 // across rows (the quantized norms' amax, ops/norm_quant.hpp) also gives begin(args), which
 // initializes it once per valid call: for an empty call, else after the scratch is obtained and
-// before any stage (composite_begin). The op list (ops/list.hpp) makes the runtime table, the
-// static path, the build's selection and the tests pick it up (docs/architecture.md).
+// before any stage (composite_begin). A composite that can run some calls as one kernel op gives
+// run_direct<Policy>(args, run): true when it ran the whole call so (begin included), false to run
+// the stages (dispatch/compose.hpp; ops/norm_quant.hpp). The op list (ops/list.hpp) makes the runtime table,
+// the static path, the build's selection and the tests pick it up (docs/architecture.md).
 //
 // Thread-pool entry points (dispatch/run.hpp, call_parallel) split a call into tasks of rows and
 // need three more members:
@@ -154,6 +157,18 @@ void composite_begin(const A& a) {
     Op::begin(a);
 }
 
+// The stage runner of a composite's reference: each stage's reference, and never a kernel.
+struct reference_stage {
+  template <class Op, class Policy, class A>
+  void operator()(Op, Policy, const A& a) const {
+    reference_of<Op, Policy>(a);
+  }
+  template <class Op, class Policy, class A>
+  bool has_kernel(Op, Policy, const A&) const {
+    return false;
+  }
+};
+
 // A composite op's reference: its stages on the component references, one row at a time, with a
 // scratch of one row taken first (out_of_memory, nothing written, when it cannot be), then begin.
 template <class Op, class Policy, class A>
@@ -163,9 +178,7 @@ status composite_reference(const A& a) {
     if (!(scratch = static_cast<float*>(std::malloc(floats * sizeof(float)))))
       return status::out_of_memory;
   composite_begin<Op>(a);
-  auto run = [](auto op, auto policy, const auto& stage) {
-    reference_of<decltype(op), decltype(policy)>(stage);
-  };
+  reference_stage run;
   for (std::size_t r = 0; r < a.rows; ++r)
     Op::template run_rows<Policy>(a, r, 1, scratch, run);
   std::free(scratch);

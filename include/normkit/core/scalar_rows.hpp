@@ -60,16 +60,36 @@ struct row_moments {
   bool nan_row;
 };
 
+// Where a reference row's outputs go: y_i = Out(r) for a pointer y; an output object (the quantized
+// norm's, ops/norm_static_quant.hpp) takes the fp32 value r itself through its put and fill_nan.
+template <class Out>
+void put(Out* y, std::size_t i, float r) {
+  y[i] = from_float<Out>(r);
+}
+template <class Out>
+void fill_nan_row(Out* y, std::size_t cols) {
+  fill_nan<scalar_tag>(y, cols);
+}
+template <class Y>
+void put(Y& y, std::size_t i, float r) {
+  y.put(i, r);
+}
+template <class Y>
+void fill_nan_row(Y& y, std::size_t cols) {
+  for (std::size_t i = 0; i < cols; ++i)
+    y.put(i, bits_float(storage_traits<float>::canonical_nan));
+}
+
 // The output loop: y_i = Out(policy(n_i, g_i, b_i)), with v(i) the row value feeding n_i.
-template <class Knobs, class In, class W, class Out, class Value>
-void write_row(const W* gamma, const W* beta, Out* y, std::size_t cols, float factor, Value v) {
+template <class Knobs, class In, class W, class Y, class Value>
+void write_row(const W* gamma, const W* beta, Y& y, std::size_t cols, float factor, Value v) {
   using Mid = mid_of<Knobs, In, W>;
   for (std::size_t i = 0; i < cols; ++i) {
     const float n = normalized<Knobs, scalar_ops>(v(i), factor);
     const float g = gamma ? gain_value<Knobs>(to_float(gamma[i])) : 1.0f;
     const float r = beta ? affine<Knobs, Mid, scalar_ops, true>(n, g, to_float(beta[i]))
                          : affine<Knobs, Mid, scalar_ops, false>(n, g, 0.0f);
-    y[i] = from_float<Out>(canonical(r));
+    put(y, i, canonical(r));
   }
 }
 

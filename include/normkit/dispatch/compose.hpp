@@ -4,8 +4,10 @@
 // kernel op dispatched like a call of its own, and a per-thread fp32 scratch between stages.
 #pragma once
 
-#include <cstddef>  // std::size_t
-#include <cstdlib>  // std::realloc, std::free
+#include <cstddef>      // std::size_t
+#include <cstdlib>      // std::realloc, std::free
+#include <type_traits>  // std::false_type, std::true_type, std::void_t, std::remove_reference_t
+#include <utility>      // std::declval
 
 #include "../core/abi.hpp"
 #include "../core/op.hpp"
@@ -44,11 +46,25 @@ inline std::size_t chunk_rows(std::size_t rows, std::size_t row_bytes) {
   return k == 0 ? 1 : (k < rows ? k : rows);
 }
 
-// Runs a validated, non-empty composite call; stage(op, policy, args) runs one kernel op. The
-// scratch is taken before any stage runs, so out_of_memory leaves every output untouched; then the
-// op's begin (core/op.hpp), then the chunks.
+// Whether a composite can run a whole call as one kernel (Op::run_direct, core/op.hpp).
+template <class Op, class Policy, class Stage, class A, class = void>
+struct has_run_direct : std::false_type {};
+template <class Op, class Policy, class Stage, class A>
+struct has_run_direct<
+    Op, Policy, Stage, A,
+    std::void_t<decltype(Op::template run_direct<Policy>(std::declval<const A&>(), std::declval<Stage&>()))>>
+    : std::true_type {};
+
+// Runs a validated, non-empty composite call; stage(op, policy, args) runs one kernel op. First
+// the op's run_direct, when it has one and the build has its kernel; else the scratch is taken
+// before any stage runs, so out_of_memory leaves every output untouched; then the op's begin
+// (core/op.hpp), then the chunks.
 template <class Op, class Policy, class Stage, class... Ts>
 status run_composite(const typename Op::template args<Ts...>& a, Stage&& stage) {
+  using A = typename Op::template args<Ts...>;
+  if constexpr (has_run_direct<Op, Policy, std::remove_reference_t<Stage>, A>::value)
+    if (Op::template run_direct<Policy>(a, stage))
+      return status::ok;
   const std::size_t n = chunk_rows(a.rows, Op::row_bytes(a));
   float* scratch = nullptr;
   if (const std::size_t floats = Op::template scratch_floats<Policy>(a, n))

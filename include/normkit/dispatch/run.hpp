@@ -88,6 +88,24 @@ bool fp16_narrowing_needs_reference() {
   return false;
 }
 
+// Whether a call of Op with these types runs a SIMD kernel (run, below) rather than the reference:
+// a composite asks before choosing between its stages (ops/norm_quant.hpp).
+template <class Op, class Policy, class... Ts>
+bool has_kernel() {
+#if defined(NORMKIT_RUNTIME_DISPATCH) || defined(NORMKIT_STATIC_ISA)
+  using Knobs = typename Op::template canonical<knobs_of<Policy>, Ts...>;
+  using Narrows = typename Op::template narrows<Knobs, Ts...>;
+#endif
+#if defined(NORMKIT_RUNTIME_DISPATCH)
+  const kernel_table* t = active_table();
+  return t && !fp16_narrowing_needs_reference<Narrows>() && lookup<Op, Knobs, Ts...>(*t);
+#elif defined(NORMKIT_STATIC_ISA)
+  return active_isa() != isa::scalar && !fp16_narrowing_needs_reference<Narrows>();
+#else
+  return false;
+#endif
+}
+
 // Runs a validated, non-empty call.
 template <class Op, class Policy, class... Ts>
 void run(const typename Op::template args<Ts...>& a) {
@@ -116,6 +134,10 @@ struct run_stage {
     if constexpr (has_stream_flag<Args<Ts...>>::value)
       d.stream = stream;
     run<Op, Policy, Ts...>(d);
+  }
+  template <class Op, class Policy, template <class...> class Args, class... Ts>
+  bool has_kernel(Op, Policy, const Args<Ts...>&) const {
+    return impl::has_kernel<Op, Policy, Ts...>();
   }
 };
 // The call's streaming decision, made once on the whole call (core/op.hpp, `stream`): a

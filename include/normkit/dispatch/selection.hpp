@@ -12,7 +12,7 @@
 #pragma once
 
 #include <cstddef>      // std::size_t
-#include <type_traits>  // std::is_same
+#include <type_traits>  // std::is_same, std::false_type, std::true_type, std::void_t
 
 #include "../core/abi.hpp"
 #include "../core/op.hpp"
@@ -134,8 +134,30 @@ constexpr bool hw_bf16_kernel() {
     return true;
 }
 
+// Whether an op compiles only some of its kernels (Op::has_kernel<Ts...>, ops/norm_static_quant.hpp):
+// then only those types, and only under knob sets that a named preset runs, whatever the selection.
+template <class Op, class = void>
+struct restricts_kernels : std::false_type {};
+template <class Op>
+struct restricts_kernels<Op, std::void_t<decltype(Op::template has_kernel<float, float, float>)>>
+    : std::true_type {};
+
+template <class Op, class Knobs, class... Ts>
+constexpr bool restricted_out() {
+  if constexpr (restricts_kernels<Op>::value) {
+    if constexpr (!Op::template has_kernel<Ts...>)
+      return true;
+    else
+      return !run_by_selected_policy<Op, Knobs, Ts...>(named_policies{});
+  } else {
+    return false;
+  }
+}
+
 template <class Op, class Knobs, class... Ts>
 constexpr bool selected() {
+  if (restricted_out<Op, Knobs, Ts...>())
+    return false;
 #if defined(NORMKIT_HW_BF16) && defined(NORMKIT_ISA_TU)
   // The avx512bf16 objects differ from avx512's only in their bf16 stores (simd/io.hpp): they hold
   // the kernels that gain from them, and the dispatcher takes the rest from avx512 (dispatch/run.hpp).

@@ -95,18 +95,18 @@ impl::row_moments layer_norm_row_stats(const In* x, std::size_t cols, float eps)
 
 // One LayerNorm row: its statistics (above), then
 //   inv = 1 / sqrt(S / d + eps); n_i = c_i * inv; y_i = Out(fma(n_i, g_i, b_i)) per the policy.
-template <class Policy, class In, class W, class Out>
-void layer_norm_row(const In* x, const W* gamma, const W* beta, Out* y, std::size_t cols, float eps) {
+template <class Policy, class In, class W, class Y>
+void layer_norm_row(const In* x, const W* gamma, const W* beta, Y y, std::size_t cols, float eps) {
   static_assert(Policy::layer_norm_exact,
                 "normkit: this preset's LayerNorm convention (e.g. the ONNX LayerNormalization "
                 "spec's extra rounding before adding B) is not reproduced by layer_norm");
   using Knobs = detail::knobs_of<Policy>;
   const impl::row_moments st = layer_norm_row_stats(x, cols, eps);
   if (st.nan_row)
-    return detail::fill_nan<detail::scalar_tag>(y, cols);
+    return impl::fill_nan_row(y, cols);
   // contract: var = S / float(d); inv = 1 / sqrt(var + eps)
   const float factor = detail::row_factor<Knobs, impl::scalar_ops>(st.sum, static_cast<float>(cols), st.eps);
-  impl::write_row<Knobs, In, W, Out>(gamma, beta, y, cols, factor, [&](std::size_t i) {
+  impl::write_row<Knobs, In, W>(gamma, beta, y, cols, factor, [&](std::size_t i) {
     return detail::fma_f32(to_float(x[i]), st.scale, -st.shift) - st.mean;
   });
 }

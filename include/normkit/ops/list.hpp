@@ -10,6 +10,7 @@
 #include "layer_norm.hpp"
 #include "layer_norm_backward.hpp"
 #include "norm_quant.hpp"
+#include "norm_static_quant.hpp"
 #include "norm_stats.hpp"
 #include "quantize.hpp"
 #include "residual_add.hpp"
@@ -20,8 +21,9 @@ namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
-using ops = type_list<rms_norm_op, layer_norm_op, convert_op, residual_add_op, norm_stats_op,
-                      rms_norm_backward_op, layer_norm_backward_op, quantize_op>;
+using ops =
+    type_list<rms_norm_op, layer_norm_op, convert_op, residual_add_op, norm_stats_op, rms_norm_backward_op,
+              layer_norm_backward_op, quantize_op, rms_norm_static_quant_op, layer_norm_static_quant_op>;
 
 // The composite ops (core/op.hpp): stages of the kernel ops above, so no table entries and no SIMD
 // half of their own; tests/test_add_norm.cpp, test_quant.cpp, test_add_norm_quant.cpp and the

@@ -7,6 +7,7 @@
 #include "layer_norm_backward_simd.hpp"
 #include "layer_norm_simd.hpp"
 #include "list.hpp"
+#include "norm_static_quant_simd.hpp"
 #include "norm_stats_simd.hpp"
 #include "quantize_simd.hpp"
 #include "residual_add_simd.hpp"

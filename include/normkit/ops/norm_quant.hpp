@@ -9,6 +9,10 @@
 //                    and the fp32 sums into the scratch when the policy normalizes them), then the
 //                    norm of what the policy reads (ops/add_norm.hpp, reads_sum) into the scratch,
 //                    then the quantize op
+// With a static scale both run the norm and the quantization as one kernel op instead, when the
+// build holds its kernel (run.has_kernel): norm_static_quant_op (ops/norm_static_quant.hpp), whose
+// output pass quantizes in registers -- for norm_quant the whole call, for add_norm_quant each
+// chunk after its add. Its reference is the two stages' arithmetic, value for value.
 // So the bits are, by construction, those of the component references in sequence: the quantized
 // norm (quant.hpp) of the stored residual, or of the fp32 sums under residual_norm::fp32_sum.
 // The quantization has one output across rows, the static mode's amax: `begin` sets it to 0
@@ -30,6 +34,7 @@
 #include "../core/validate.hpp"
 #include "add_norm.hpp"
 #include "layer_norm.hpp"
+#include "norm_static_quant.hpp"
 #include "quantize.hpp"
 #include "residual_add.hpp"
 #include "rms_norm.hpp"
@@ -122,6 +127,13 @@ struct quant_outputs {
     if (q.mode == quant_mode::static_scale && q.amax)
       *q.amax = 0.0f;
   }
+  // The statically quantized norm (one kernel op) of rows [r0, r0 + n) of x, rows x_stride apart.
+  template <class In, class W, class Q>
+  static NORMKIT_TABLE_NAMESPACE::norm_static_quant_args<In, W, Q> direct(
+      const NORMKIT_TABLE_NAMESPACE::quantize_args<Q>& q, const In* x, const W* gamma, const W* beta,
+      std::size_t r0, std::size_t n, std::size_t cols, float eps, std::size_t x_stride) {
+    return {x, gamma, beta, q.q + r0 * q.q_stride, q.amax, n, cols, eps, x_stride, q.q_stride, q.scale};
+  }
   // The quantize stage of rows [r0, r0 + n), whose v are n rows of cols floats at v.
   template <class Q>
   static NORMKIT_TABLE_NAMESPACE::quantize_args<Q> stage(const NORMKIT_TABLE_NAMESPACE::quantize_args<Q>& q,
@@ -163,6 +175,18 @@ struct norm_quant_op {
   template <class A>
   static void begin(const A& a) {
     quant_outputs::begin(a.quant);
+  }
+  // A static scale with the kernel in the build: the whole call as norm_static_quant_op.
+  template <class Policy, class In, class W, class Q, class Run>
+  static bool run_direct(const args<In, W, Q>& a, Run& run) {
+    if (a.quant.mode != quant_mode::static_scale)
+      return false;
+    const auto d = quant_outputs::direct(a.quant, a.x, a.gamma, a.beta, 0, a.rows, a.cols, a.eps, a.x_stride);
+    if (!run.has_kernel(norm_static_quant_op<Norm>{}, Policy{}, d))
+      return false;
+    begin(a);
+    run(norm_static_quant_op<Norm>{}, Policy{}, d);
+    return true;
   }
   // No stage output is streamed: the norm writes the cache-resident scratch, and the quantize
   // op stores plainly.
@@ -246,14 +270,21 @@ struct add_norm_quant_op {
     run(residual_add_op{}, Policy{},
         NORMKIT_TABLE_NAMESPACE::residual_add_args<Res>{x, res, sum, n, a.cols, a.x_stride,
                                                         a.residual_stride});
-    if constexpr (reads_sum<Policy, Res>)
-      run(Norm{}, Policy{},
-          norm_args_of(Norm{}, static_cast<const float*>(sum), a.gamma, a.beta, v, n, a.cols, a.eps, a.cols,
-                       a.cols));
-    else
-      run(Norm{}, Policy{},
-          norm_args_of(Norm{}, static_cast<const Res*>(res), a.gamma, a.beta, v, n, a.cols, a.eps,
-                       a.residual_stride, a.cols));
+    const auto norm_in = [&] {
+      if constexpr (reads_sum<Policy, Res>)
+        return static_cast<const float*>(sum);
+      else
+        return static_cast<const Res*>(res);
+    }();
+    const std::size_t in_stride = reads_sum<Policy, Res> ? a.cols : a.residual_stride;
+    if (a.quant.mode == quant_mode::static_scale) {
+      const auto d =
+          quant_outputs::direct(a.quant, norm_in, a.gamma, a.beta, r0, n, a.cols, a.eps, in_stride);
+      if (run.has_kernel(norm_static_quant_op<Norm>{}, Policy{}, d))
+        return run(norm_static_quant_op<Norm>{}, Policy{}, d);
+    }
+    run(Norm{}, Policy{},
+        norm_args_of(Norm{}, norm_in, a.gamma, a.beta, v, n, a.cols, a.eps, in_stride, a.cols));
     run(quantize_op{}, round_once{}, quant_outputs::stage(a.quant, r0, n, a.cols, v));
   }
 

@@ -43,10 +43,19 @@ struct quant_simd {
   // |v| bits (magnitude_bits): signed compares suffice, they are below 2^31.
   static U magnitude(B v) { return bitwise_as<U>(v) & U(0x7fffffffu); }
 
-  // quantized_bits<Q>(p) in the low byte of each lane.
+  // quantized_bits<Q>(p) in the low byte of each lane. Finite: p holds no NaN (the norms' clean
+  // rows, simd/rows.hpp), so no NaN select. Masked = false: int8's bits above the low byte are
+  // left as they are (for a caller whose narrowing drops them).
+  template <bool Finite = false, bool Masked = true>
   static U bits(B p) {
     if constexpr (std::is_same<Q, std::int8_t>::value) {
-      // int8_from_float: RNE, NaN -> 0, clamp; the clamped value converts exactly.
+      // int8_from_float: RNE, NaN -> 0, clamp; the clamped value converts exactly. The bounds are
+      // integers, so clamping before rounding gives the same value.
+      if constexpr (Finite) {
+        const U r =
+            bitwise_as<U>(arch_impl::int_even<Arch>(xsimd::min(xsimd::max(p, B(-128.0f)), B(127.0f))));
+        return Masked ? r & U(0xffu) : r;
+      }
       B r = xsimd::select(xsimd::isnan(p), B(0.0f), arch_impl::round_even<Arch>(p));
       r = xsimd::min(xsimd::max(r, B(-128.0f)), B(127.0f));
       return bitwise_as<U>(xsimd::to_int(r)) & U(0xffu);
@@ -68,7 +77,7 @@ struct quant_simd {
       // product is exact. Larger lanes are capped at the smallest normal (no overflow, no NaN).
       constexpr float unit = static_cast<float>(1u << (F::bias + F::man_bits - 1u));
       const B small = xsimd::min(bitwise_as<B>(c), B(bits_float(F::min_normal_float_bits)));
-      const I sub = xsimd::to_int(arch_impl::round_even<Arch>(small * B(unit)));
+      const I sub = arch_impl::int_even<Arch>(small * B(unit));
       // Selects in the float domain: xsimd 8.1's integer select on AVX-512BW does not compile at -O0
       // (a blend intrinsic's cast). c is a non-NaN magnitude, so its float order is its integer
       // order (subnormals included, also under DAZ: they compare as 0 < min_normal); a > 0x7f800000
@@ -76,6 +85,8 @@ struct quant_simd {
       const I mag = bitwise_as<I>(xsimd::select(bitwise_as<B>(c) < bitwise_as<B>(I(min_normal)),
                                                 bitwise_as<B>(sub), bitwise_as<B>(normal)));
       const I signed_bits = mag | ((u >> 24) & I(0x80));
+      if constexpr (Finite)
+        return bitwise_as<U>(signed_bits);
       return bitwise_as<U>(xsimd::select(xsimd::isnan(bitwise_as<B>(a)),
                                          bitwise_as<B>(I(storage_traits<Q>::canonical_nan)),
                                          bitwise_as<B>(signed_bits)));

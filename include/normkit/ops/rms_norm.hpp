@@ -66,15 +66,15 @@ impl::row_moments rms_norm_row_stats(const In* x, std::size_t cols, float eps) {
 //   s = csum(f(x_i)^2); ms = s / float(d); inv = 1 / sqrt(ms + eps); n_i = f(x_i) * inv; policy.
 // A row with a NaN or Inf gives canonical NaNs; a finite row whose sum of squares overflows is
 // recomputed on x * 2^-e.
-template <class Policy, class In, class W, class Out>
-void rms_norm_row(const In* x, const W* gamma, Out* y, std::size_t cols, float eps) {
+template <class Policy, class In, class W, class Y>
+void rms_norm_row(const In* x, const W* gamma, Y y, std::size_t cols, float eps) {
   using Knobs = detail::knobs_of<Policy>;
   const impl::row_moments st = rms_norm_row_stats(x, cols, eps);
   if (st.nan_row)
-    return detail::fill_nan<detail::scalar_tag>(y, cols);
+    return impl::fill_nan_row(y, cols);
   const float factor = detail::row_factor<Knobs, impl::scalar_ops>(st.sum, static_cast<float>(cols), st.eps);
-  impl::write_row<Knobs, In, W, Out>(gamma, static_cast<const W*>(nullptr), y, cols, factor,
-                                     [&](std::size_t i) { return to_float(x[i]) * st.scale; });
+  impl::write_row<Knobs, In, W>(gamma, static_cast<const W*>(nullptr), y, cols, factor,
+                                [&](std::size_t i) { return to_float(x[i]) * st.scale; });
 }
 
 }  // namespace reference

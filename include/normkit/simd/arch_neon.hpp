@@ -25,6 +25,9 @@ xsimd::batch<std::uint32_t, Arch> widen_u16(const std::uint16_t* p) {
   return vmovl_u16(vld1_u16(p));
 }
 
+// xtn keeps the low 16 bits of any lane (arch_x86.hpp).
+template <class Arch>
+constexpr bool pack_u16_truncates = true;
 template <class Arch>
 void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   vst1_u16(p, vmovn_u32(v));
@@ -106,6 +109,12 @@ xsimd::batch<float, Arch> round_even(xsimd::batch<float, Arch> v) {
 template <class Arch>
 xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
   return vrndq_f32(v);
+}
+
+// Float -> int32, rounding to nearest even by the instruction (fcvtns), not FPCR's mode.
+template <class Arch>
+xsimd::batch<std::int32_t, Arch> int_even(xsimd::batch<float, Arch> v) {
+  return vcvtnq_s32_f32(v);
 }
 
 // The largest u32 lane (umaxv).

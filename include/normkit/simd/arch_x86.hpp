@@ -39,7 +39,10 @@ xsimd::batch<std::uint32_t, Arch> widen_u16(const std::uint16_t* p) {
     return _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-// u32 lanes (each <= 0xffff) -> u16 store (vpmovdw / packusdw).
+// u32 lanes (each <= 0xffff) -> u16 store (vpmovdw / packusdw). AVX-512's narrowing keeps the low
+// 16 bits of any lane (pack_u16_truncates); AVX2's saturates, so larger lanes store 0xffff or 0.
+template <class Arch>
+constexpr bool pack_u16_truncates = is_avx512<Arch>;
 template <class Arch>
 void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   if constexpr (is_avx512<Arch>) {
@@ -219,6 +222,16 @@ xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
     return _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   else
     return _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+}
+
+// Float -> int32, rounding to nearest even by the instruction, not MXCSR (v within int32 range):
+// AVX-512's embedded rounding converts in one instruction.
+template <class Arch>
+xsimd::batch<std::int32_t, Arch> int_even(xsimd::batch<float, Arch> v) {
+  if constexpr (is_avx512<Arch>)
+    return _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  else
+    return _mm256_cvttps_epi32(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
 // The largest u32 lane (the quantized ops' max |v| bits): in registers, no stack round trip.

@@ -104,6 +104,18 @@ NORMKIT_ALWAYS_INLINE void load_chunk_partial(const T* p, std::size_t n, xsimd::
   chunk_io<T, Arch, Interleaved>::load(buf, a, b);
 }
 
+// A chunk's 2W values as floats in element order (the rare paths that finish a chunk in scalar code).
+template <class Arch, bool Interleaved>
+void store_chunk(float* p, xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+  constexpr std::size_t W = xsimd::batch<float, Arch>::size;
+  alignas(64) float r[2][W];
+  a.store_aligned(r[0]);
+  b.store_aligned(r[1]);
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::size_t l = 0; l < W; ++l)
+      p[chunk_position<Interleaved>(W, k, l)] = r[k][l];
+}
+
 // Lanes of register r that hold one of the first n elements of the chunk.
 template <class Arch, bool Interleaved>
 xsimd::batch_bool<float, Arch> chunk_lanes_below(std::size_t r, std::size_t n) {

@@ -263,6 +263,39 @@ struct write_mode {
   bool stream;        // the output is too big to stay cached: non-temporal stores
 };
 
+// Where a normalizing op's output pass puts a row: store_sink stores Out (the plain ops); the
+// statically quantized norm has its own (ops/norm_static_quant_simd.hpp). A sink gets the fp32
+// values the policy would round to Out, a chunk at a time in the kernel's chunk layout:
+//   out_type, interleaved, can_stream    its element type, its chunk layout, whether it may stream
+//   at(offset)                           the sink of the row at element `offset`
+//   address(i)                           where element i goes (streaming aligns to cache lines)
+//   store<Finite, Stream>(i, a, b)       a whole chunk at element i (Finite: no NaN in a, b)
+//   store_partial(i, n, a, b)            the first n < 2W elements of a chunk
+//   fill_nan(cols)                       a NaN row (the canonical NaN for every value)
+//   merge(row), finish()                 a row sink's state into the call's; the end of the call
+template <class Arch, bool Interleaved, class Out>
+struct store_sink {
+  using B = xsimd::batch<float, Arch>;
+  using out_type = Out;
+  static constexpr bool interleaved = Interleaved, can_stream = true;
+  Out* y;
+
+  store_sink at(std::size_t offset) const { return {y + offset}; }
+  const void* address(std::size_t i) const { return y + i; }
+  template <bool Finite, bool Stream>
+  NORMKIT_ALWAYS_INLINE void store(std::size_t i, B a, B b) {
+    chunk_io<Out, Arch, Interleaved>::template store<Finite, Stream>(y + i, a, b);
+  }
+  NORMKIT_ALWAYS_INLINE void store_partial(std::size_t i, std::size_t n, B a, B b) {
+    Out buf[2 * B::size];
+    chunk_io<Out, Arch, Interleaved>::template store<false, false>(buf, a, b);
+    copy_short<2 * B::size>(y + i, buf, n);
+  }
+  void fill_nan(std::size_t cols) { detail::fill_nan<Arch>(y, cols); }
+  void merge(const store_sink&) {}
+  void finish() {}
+};
+
 // contract: n_i = c_i * inv (or / sqrt); y_i = Out(f(Mid(n_i)) or n_i times g_i, plus b_i by fma);
 // no bias: Out(n_i * g_i), a plain product; NaN outputs are the canonical quiet NaN. A null gamma
 // reads neutral gains with step 0. Each op has a fast loop for clean rows (no NaN selects;
@@ -274,14 +307,15 @@ struct write_mode {
 //
 // Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures
 // reloaded through a pointer, callee-saved registers) cost short rows dearly (docs/performance.md).
-template <class Arch, class Row, class Knobs, class In, class W, class Out, class Source>
-NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W* beta, Out* y,
+template <class Arch, class Row, class Knobs, class In, class W, class Sink, class Source>
+NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W* beta, Sink& sink,
                                      std::size_t cols, float factor, const row_stats& st,
                                      const write_mode& mode) {
   using B = typename shape<Arch>::batch;
   using Mid = mid_of<Knobs, In, W>;
   using table = neutral_table<W>;
-  constexpr bool IL = interleaved_layout<In, W, Out>;
+  using Out = typename Sink::out_type;
+  constexpr bool IL = Sink::interleaved;
   constexpr bool Centered = Row::centered;
   constexpr std::size_t W2 = 2 * shape<Arch>::width;
   const std::size_t g_step = gamma ? 1 : 0;
@@ -294,7 +328,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     using Ops = std::conditional_t<Fast, finite_ops<Arch>, simd_ops<Arch>>;
     // Locals, not captures: the compiler reads a capture through the closure, and reloads it
     // after every store, which may alias it.
-    Out* const yo = y;
+    Sink yo = sink;
     const Source row = src;
     const std::size_t end = cols;
     auto compute = [=](B v, B g, B b) {
@@ -324,32 +358,32 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
       load_chunk_partial<Arch, IL>(gp + i * g_step, n, ga, gb);
       if constexpr (HasBias)
         load_chunk_partial<Arch, IL>(bp + i, n, ba, bb);
-      Out buf[W2];
-      chunk_io<Out, Arch, IL>::template store<Fast, false>(buf, compute(xa, ga, ba), compute(xb, gb, bb));
-      copy_short<W2>(yo + i, buf, n);
+      yo.store_partial(i, n, compute(xa, ga, ba), compute(xb, gb, bb));
     };
     std::size_t i = 0;
-    if constexpr (Fast) {
+    if constexpr (Fast && Sink::can_stream) {
       if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
-        const std::size_t head = min_of(
-            end, (cache_line - reinterpret_cast<std::uintptr_t>(yo) % cache_line) % cache_line / sizeof(Out));
+        const std::size_t head =
+            min_of(end, (cache_line - reinterpret_cast<std::uintptr_t>(yo.address(0)) % cache_line) %
+                            cache_line / sizeof(Out));
         for (std::size_t k; i < head; i += k)
           partial(i, k = min_of(W2, head - i));
         for (; i + W2 <= end; i += W2) {
           B ra, rb;
           full(i, ra, rb);
           row.prefetch_next(i);
-          chunk_io<Out, Arch, IL>::template store<true, true>(yo + i, ra, rb);
+          yo.template store<true, true>(i, ra, rb);
         }
       }
     }
     for (; i + W2 <= end; i += W2) {
       B ra, rb;
       full(i, ra, rb);
-      chunk_io<Out, Arch, IL>::template store<Fast, false>(yo + i, ra, rb);
+      yo.template store<Fast, false>(i, ra, rb);
     }
     if (i < end)
       partial(i, end - i);
+    sink = yo;
   };
   using yes = std::true_type;
   using no = std::false_type;
@@ -399,11 +433,11 @@ struct row_cursor {
 // its values are centered (ops/<op>_simd.hpp). rows counts every row (tokens x heads). stream: the
 // dispatcher's decision for the whole call (the args' `stream`, dispatch/streaming.hpp), which this
 // may be one thread-pool task of.
-template <class Arch, class Row, class Knobs, class In, class W, class Out>
-void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t rows, std::size_t cols,
+template <class Arch, class Row, class Knobs, class In, class W, class Sink>
+void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t rows, std::size_t cols,
                float eps, const row_layout& lay, bool stream) {
   using B = typename shape<Arch>::batch;
-  constexpr bool IL = interleaved_layout<In, W, Out>;
+  constexpr bool IL = Sink::interleaved;  // bf16 x and gains only (simd/chunk.hpp)
   constexpr std::size_t width = shape<Arch>::width;
   if (rows == 0 || cols == 0)
     return;
@@ -447,21 +481,23 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Out* y, std::size_t r
     }
     for (std::size_t k = 0; k < n; ++k, at.next(lay.heads)) {
       const In* xr = x_at(at);
-      Out* yr = y + at.t * lay.y_stride + at.h * lay.y_head_stride;
+      Sink yr = out.at(at.t * lay.y_stride + at.h * lay.y_head_stride);
       const std::size_t g_off = at.h * lay.gain_head_stride;
       if (st[k].nan_row) {
-        fill_nan<Arch>(yr, cols);
+        yr.fill_nan(cols);
       } else {
         row_cursor after = at;
         after.next(lay.heads);
-        write_row<Arch, Row, Knobs, In, W, Out>(
+        write_row<Arch, Row, Knobs, In, W>(
             plain_source<Arch, IL, In>{xr, r0 + k + 1 == rows ? nullptr : x_at(after)},
             gamma ? gamma + g_off : gamma, beta ? beta + g_off : beta, yr, cols, factors[k], st[k], mode);
       }
+      out.merge(yr);
     }
   }
   if (mode.stream)
     arch_impl::store_fence<Arch>();
+  out.finish();
 }
 
 }  // namespace detail

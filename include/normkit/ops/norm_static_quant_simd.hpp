@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+// normkit: the statically quantized norms' SIMD rows -- the plain norms' rows (simd/rows.hpp,
+// norm_rows with each op's statistics) with a sink that quantizes each chunk of v in registers
+// (quantize_simd.hpp's conversions) instead of storing it: no fp32 scratch written and read back.
+#pragma once
+
+#include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
+
+#include <xsimd/xsimd.hpp>
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t, std::uint32_t
+#include <type_traits>  // std::conditional_t, std::is_same
+
+#include "../core/abi.hpp"
+#include "../core/op.hpp"
+#include "../simd/chunk.hpp"
+#include "../simd/diagnostics.hpp"
+#include "../simd/rows.hpp"
+#include "layer_norm_simd.hpp"
+#include "norm_static_quant.hpp"
+#include "quantize_simd.hpp"
+#include "rms_norm_simd.hpp"
+
+NORMKIT_INTRINSICS_BEGIN
+
+namespace normkit {
+inline namespace NORMKIT_ABI_NAMESPACE {
+namespace detail {
+
+// The sink (simd/rows.hpp): q_i = Q(v_i * scale) per chunk, max |v| bits kept lane-wise per row
+// (m, when there is an amax) and across rows (merge), added to *amax once at the end of the call.
+// In the interleaved layout (bf16 x and gains: simd/chunk.hpp) a holds the even elements and b the
+// odd ones, so a 16-bit word of a's byte and b's byte above it is two outputs in order: one
+// narrowing store instead of two.
+template <class Arch, bool Interleaved, class Q>
+struct static_quant_sink {
+  using S = quant_simd<Arch, Q>;
+  using B = typename S::B;
+  using U = typename S::U;
+  using out_type = Q;
+  static constexpr bool interleaved = Interleaved, can_stream = false;
+  static constexpr std::size_t W = B::size;
+  Q* q;
+  float* amax;
+  float scale;
+  U m;
+
+  static_quant_sink at(std::size_t offset) const { return {q + offset, amax, scale, U(0u)}; }
+  const void* address(std::size_t i) const { return q + i; }
+  template <bool Finite, bool Stream>
+  NORMKIT_ALWAYS_INLINE void store(std::size_t i, B a, B b) {
+    if constexpr (Finite)
+      put(reinterpret_cast<std::uint8_t*>(q + i), a, b);
+    else
+      put_general(i, 2 * W, a, b);
+  }
+  NORMKIT_ALWAYS_INLINE void store_partial(std::size_t i, std::size_t n, B a, B b) {
+    put_general(i, n, a, b);
+  }
+  // Every v is the canonical NaN: Q's NaN (0 for int8) and a NaN maximum.
+  void fill_nan(std::size_t cols) {
+    const float nan = bits_float(storage_traits<float>::canonical_nan);
+    for (std::size_t i = 0; i < cols; ++i)
+      store_quantized(q + i, quantized_bits<Q>(nan * scale));
+    m = xsimd::max(m, U(magnitude_bits(nan)));
+  }
+  void merge(const static_quant_sink& row) { m = xsimd::max(m, row.m); }
+  void finish() {
+    if (amax)
+      quantize_op::accumulate_amax(amax, S::lanes_max(m));
+  }
+
+ private:
+  // Clean rows (simd/rows.hpp, write_row's fast loop): no NaN in a or b.
+  NORMKIT_ALWAYS_INLINE void put(std::uint8_t* p, B a, B b) {
+    if (amax)
+      m = xsimd::max(m, xsimd::max(S::magnitude(a), S::magnitude(b)));
+    const B sc(scale);
+    const U qa = S::template bits<true>(a * sc);
+    if constexpr (Interleaved) {  // a truncating 16-bit narrowing drops qb's bits above its byte
+      const U qb = S::template bits<true, !arch_impl::pack_u16_truncates<Arch>>(b * sc);
+      arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), qa | (qb << 8));
+    } else {
+      S::store(p, qa);
+      S::store(p + W, S::template bits<true>(b * sc));
+    }
+  }
+  // Every other row (NaN or Inf gains, an Inf factor, a rescaled row) and every row's tail: the
+  // chunk's first n values in element order through the reference's scalar conversion. These rows
+  // are rare, and a second vector conversion per kernel cost as much to compile as the first.
+  void put_general(std::size_t i, std::size_t n, B a, B b) {
+    alignas(64) float v[2 * W];
+    store_chunk<Arch, Interleaved>(v, a, b);
+    std::uint32_t mag = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      store_quantized(q + i + k, quantized_bits<Q>(v[k] * scale));
+      mag = max_of(mag, magnitude_bits(v[k]));
+    }
+    m = xsimd::max(m, U(mag));
+  }
+};
+
+template <class Norm>
+struct simd_rows<norm_static_quant_op<Norm>> {
+  using Row =
+      std::conditional_t<norm_static_quant_op<Norm>::has_beta, layer_norm_simd_row, rms_norm_simd_row>;
+  template <class Arch, class Knobs, class In, class W, class Q>
+  static void rows(const typename norm_static_quant_op<Norm>::template args<In, W, Q>& a) {
+    using Sink = static_quant_sink<Arch, std::is_same<In, bf16>::value && std::is_same<W, bf16>::value, Q>;
+    norm_rows<Arch, Row, Knobs>(a.x, a.gamma, a.beta, Sink{a.q, a.amax, a.scale, typename Sink::U(0u)},
+                                a.rows, a.cols, a.eps, row_layout{1, a.x_stride, 0, a.q_stride, 0, 0}, false);
+  }
+};
+
+}  // namespace detail
+}  // namespace NORMKIT_ABI_NAMESPACE
+}  // namespace normkit
+
+NORMKIT_INTRINSICS_END
+
+#include "../core/fp_precise_end.hpp"
