@@ -82,10 +82,13 @@ struct has_heads : std::false_type {};
 template <class A>
 struct has_heads<A, std::void_t<decltype(std::declval<const A&>().heads)>> : std::true_type {};
 
-// The chunk layout of a norm kernel (simd/chunk.hpp): interleaved when In, W and Out are all bf16.
+// The chunk layout of a norm kernel (simd/chunk.hpp): interleaved when In, W and Out are all bf16
+// (interleaved_inputs: what the reads need; a sink that is not a bf16 store may still take it,
+// ops/norm_static_quant_simd.hpp).
+template <class In, class W>
+constexpr bool interleaved_inputs = std::conjunction_v<std::is_same<In, bf16>, std::is_same<W, bf16>>;
 template <class In, class W, class Out>
-constexpr bool interleaved_layout =
-    std::conjunction_v<std::is_same<In, bf16>, std::is_same<W, bf16>, std::is_same<Out, bf16>>;
+constexpr bool interleaved_layout = interleaved_inputs<In, W>&& std::is_same<Out, bf16>::value;
 
 // What the normalizing ops (rms_norm, layer_norm) share: In, W and Out slots over the input
 // types, the twelve knob sets, equal-bits knob sets folded (canonical_knobs), the roundings a call

@@ -88,19 +88,28 @@ bool fp16_narrowing_needs_reference() {
   return false;
 }
 
-// Whether a call of Op with these types runs a SIMD kernel (run, below) rather than the reference:
-// a composite asks before choosing between its stages (ops/norm_quant.hpp).
+// The SIMD kernel a call of Op with these types runs, if any: the active table's slot (runtime
+// mode; null when the slot is empty or the call must run the reference), or whether static mode's
+// arch runs it. run (below) and a composite choosing between its stages (has_kernel) both ask here.
+#if defined(NORMKIT_RUNTIME_DISPATCH)
+template <class Op, class Policy, class... Ts>
+kernel_fn kernel_of() {
+  using Knobs = typename Op::template canonical<knobs_of<Policy>, Ts...>;
+  const kernel_table* t = active_table();
+  if (!t || fp16_narrowing_needs_reference<typename Op::template narrows<Knobs, Ts...>>())
+    return nullptr;
+  return lookup<Op, Knobs, Ts...>(*t);
+}
+#endif
+
 template <class Op, class Policy, class... Ts>
 bool has_kernel() {
-#if defined(NORMKIT_RUNTIME_DISPATCH) || defined(NORMKIT_STATIC_ISA)
-  using Knobs = typename Op::template canonical<knobs_of<Policy>, Ts...>;
-  using Narrows = typename Op::template narrows<Knobs, Ts...>;
-#endif
 #if defined(NORMKIT_RUNTIME_DISPATCH)
-  const kernel_table* t = active_table();
-  return t && !fp16_narrowing_needs_reference<Narrows>() && lookup<Op, Knobs, Ts...>(*t);
+  return kernel_of<Op, Policy, Ts...>() != nullptr;
 #elif defined(NORMKIT_STATIC_ISA)
-  return active_isa() != isa::scalar && !fp16_narrowing_needs_reference<Narrows>();
+  using Knobs = typename Op::template canonical<knobs_of<Policy>, Ts...>;
+  return active_isa() != isa::scalar &&
+         !fp16_narrowing_needs_reference<typename Op::template narrows<Knobs, Ts...>>();
 #else
   return false;
 #endif
@@ -109,17 +118,13 @@ bool has_kernel() {
 // Runs a validated, non-empty call.
 template <class Op, class Policy, class... Ts>
 void run(const typename Op::template args<Ts...>& a) {
-#if defined(NORMKIT_RUNTIME_DISPATCH) || defined(NORMKIT_STATIC_ISA)
-  using Knobs = typename Op::template canonical<knobs_of<Policy>, Ts...>;
-  using Narrows = typename Op::template narrows<Knobs, Ts...>;
-#endif
 #if defined(NORMKIT_RUNTIME_DISPATCH)
-  if (const kernel_table* t = active_table(); t && !fp16_narrowing_needs_reference<Narrows>())
-    if (const kernel_fn fn = lookup<Op, Knobs, Ts...>(*t))
-      return fn(&a);
+  if (const kernel_fn fn = kernel_of<Op, Policy, Ts...>())
+    return fn(&a);
 #elif defined(NORMKIT_STATIC_ISA)
-  if (active_isa() != isa::scalar && !fp16_narrowing_needs_reference<Narrows>())
-    return simd_rows<Op>::template rows<static_arch, Knobs, Ts...>(a);
+  if (has_kernel<Op, Policy, Ts...>())
+    return simd_rows<Op>::template rows<static_arch, typename Op::template canonical<knobs_of<Policy>, Ts...>,
+                                        Ts...>(a);
 #endif
   Op::template reference<Policy, Ts...>(a);
 }

@@ -136,15 +136,15 @@ constexpr bool hw_bf16_kernel() {
 
 // Whether an op compiles only some of its kernels (Op::has_kernel<Ts...>, ops/norm_static_quant.hpp):
 // then only those types, and only under knob sets that a named preset runs, whatever the selection.
-template <class Op, class = void>
+template <class Op, class Types, class = void>
 struct restricts_kernels : std::false_type {};
-template <class Op>
-struct restricts_kernels<Op, std::void_t<decltype(Op::template has_kernel<float, float, float>)>>
+template <class Op, class... Ts>
+struct restricts_kernels<Op, type_list<Ts...>, std::void_t<decltype(Op::template has_kernel<Ts...>)>>
     : std::true_type {};
 
 template <class Op, class Knobs, class... Ts>
 constexpr bool restricted_out() {
-  if constexpr (restricts_kernels<Op>::value) {
+  if constexpr (restricts_kernels<Op, type_list<Ts...>>::value) {
     if constexpr (!Op::template has_kernel<Ts...>)
       return true;
     else

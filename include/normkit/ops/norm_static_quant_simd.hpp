@@ -10,10 +10,11 @@
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint8_t, std::uint32_t
-#include <type_traits>  // std::conditional_t, std::is_same
+#include <type_traits>  // std::conditional_t
 
 #include "../core/abi.hpp"
 #include "../core/op.hpp"
+#include "../core/scalar_rows.hpp"
 #include "../simd/chunk.hpp"
 #include "../simd/diagnostics.hpp"
 #include "../simd/rows.hpp"
@@ -58,12 +59,12 @@ struct static_quant_sink {
   NORMKIT_ALWAYS_INLINE void store_partial(std::size_t i, std::size_t n, B a, B b) {
     put_general(i, n, a, b);
   }
-  // Every v is the canonical NaN: Q's NaN (0 for int8) and a NaN maximum.
+  // Every v is the canonical NaN, as the reference's row writes it.
   void fill_nan(std::size_t cols) {
-    const float nan = bits_float(storage_traits<float>::canonical_nan);
-    for (std::size_t i = 0; i < cols; ++i)
-      store_quantized(q + i, quantized_bits<Q>(nan * scale));
-    m = xsimd::max(m, U(magnitude_bits(nan)));
+    std::uint32_t mag = 0;
+    normkit::reference::static_quant_row<Q> out{q, scale, &mag};
+    impl::fill_nan_row(out, cols);
+    m = xsimd::max(m, U(mag));
   }
   void merge(const static_quant_sink& row) { m = xsimd::max(m, row.m); }
   void finish() {
@@ -87,16 +88,16 @@ struct static_quant_sink {
     }
   }
   // Every other row (NaN or Inf gains, an Inf factor, a rescaled row) and every row's tail: the
-  // chunk's first n values in element order through the reference's scalar conversion. These rows
-  // are rare, and a second vector conversion per kernel cost as much to compile as the first.
+  // chunk's first n values in element order through the reference's output (static_quant_row).
+  // These rows are rare, and a second vector conversion per kernel cost as much to compile as the
+  // first.
   void put_general(std::size_t i, std::size_t n, B a, B b) {
     alignas(64) float v[2 * W];
     store_chunk<Arch, Interleaved>(v, a, b);
     std::uint32_t mag = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      store_quantized(q + i + k, quantized_bits<Q>(v[k] * scale));
-      mag = max_of(mag, magnitude_bits(v[k]));
-    }
+    normkit::reference::static_quant_row<Q> out{q + i, scale, &mag};
+    for (std::size_t k = 0; k < n; ++k)
+      out.put(k, v[k]);
     m = xsimd::max(m, U(mag));
   }
 };
@@ -107,7 +108,7 @@ struct simd_rows<norm_static_quant_op<Norm>> {
       std::conditional_t<norm_static_quant_op<Norm>::has_beta, layer_norm_simd_row, rms_norm_simd_row>;
   template <class Arch, class Knobs, class In, class W, class Q>
   static void rows(const typename norm_static_quant_op<Norm>::template args<In, W, Q>& a) {
-    using Sink = static_quant_sink<Arch, std::is_same<In, bf16>::value && std::is_same<W, bf16>::value, Q>;
+    using Sink = static_quant_sink<Arch, interleaved_inputs<In, W>, Q>;
     norm_rows<Arch, Row, Knobs>(a.x, a.gamma, a.beta, Sink{a.q, a.amax, a.scale, typename Sink::U(0u)},
                                 a.rows, a.cols, a.eps, row_layout{1, a.x_stride, 0, a.q_stride, 0, 0}, false);
   }
