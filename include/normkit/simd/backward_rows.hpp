@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // normkit: the backward pass's SIMD rows, templated on the xsimd arch, for both norms (Centered:
-// LayerNorm). Rows go in groups of up to four inside a 64-row block: first each row's statistics
+// LayerNorm). Rows go in groups of up to two inside a 64-row block: first each row's statistics
 // pass (LayerNorm: the re-centring sum, then b = csum(t n) and a = csum(t); RMSNorm: b), then one
 // pass over the columns that writes the group's dx and adds its rows, in row order, into the
 // block's dgamma / dbeta partials held in registers -- one read and one write of the partials per
@@ -13,8 +13,9 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uintptr_t
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uintptr_t
+#include <type_traits>  // std::integral_constant
 
 #include "../core/abi.hpp"
 #include "../core/backward.hpp"
@@ -34,7 +35,11 @@ inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 // Rows whose output pass runs together (they share one read and write of the block partials).
-constexpr std::size_t grad_group_rows = 4;
+// Two, not four: the group's 2G input rows are usually a multiple of 4 KiB apart, so their lines
+// share one L1 set, and on an AMD EPYC with an 8-way L1 four rows (eight lines) ran 25.3 ms where
+// two ran 21.8 and one the same as two (docs/performance.md). The group size never changes the
+// bits (rows go into the partials in order either way).
+constexpr std::size_t grad_group_rows = 2;
 
 // Row: the forward's SIMD row (ops/rms_norm_simd.hpp, ops/layer_norm_simd.hpp): whether rows are
 // centred, and the statistics whose centring a LayerNorm row replays.
@@ -76,7 +81,8 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
         v.n[h] = xs[h] * s.rs;
     }
   };
-  auto load = [&](const T* dyr, const T* xr, std::size_t i, const row_scalars& s, values& v)
+  // gp and g_step by value: read through the closure, they were reloaded after every store.
+  auto load = [gp, g_step, finish](const T* dyr, const T* xr, std::size_t i, const row_scalars& s, values& v)
                   NORMKIT_LAMBDA_ALWAYS_INLINE {
                     B xa, xb;
                     chunk_io<T, Arch, false>::load(dyr + i, v.y[0], v.y[1]);
@@ -84,8 +90,8 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
                     chunk_io<float, Arch, false>::load(gp + i * g_step, v.g[0], v.g[1]);
                     finish(v, xa, xb, s);
                   };
-  auto load_partial = [&](const T* dyr, const T* xr, std::size_t i, std::size_t n, const row_scalars& s,
-                          values& v) {
+  auto load_partial = [gp, g_step, finish](const T* dyr, const T* xr, std::size_t i, std::size_t n,
+                                           const row_scalars& s, values& v) {
     B xa, xb;
     load_chunk_partial<Arch, false>(dyr + i, n, v.y[0], v.y[1]);
     load_chunk_partial<Arch, false>(xr + i, n, xa, xb);
@@ -185,72 +191,101 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     float* const pg = dgamma ? dgamma + k * cols : nullptr;
     float* const pb = dbeta ? dbeta + k * cols : nullptr;
     const bool first = r0 % grad_block_rows == 0;  // contract: a block partial starts at +0
-    for (std::size_t g = 0; g < n_rows; ++g)
+    const T* dyr[G];
+    const T* xr[G];
+    T* dxr[G];
+    for (std::size_t g = 0; g < n_rows; ++g) {
       st[g] = row_stats_of(r0 + g);
+      dyr[g] = dy + (r0 + g) * dy_stride;
+      xr[g] = x + (r0 + g) * x_stride;
+      dxr[g] = dx + (r0 + g) * dx_stride;
+    }
 
-    // The output pass of the group, chunk by chunk: the group's rows in order into the partials
-    // (read before dx is stored: dx may be dy). contract: dgamma partial p = fma(f(dy_i), n_i, p);
-    // dbeta partial q = q + f(dy_i).
-    auto chunk = [&](std::size_t i, std::size_t n, bool stream_it) NORMKIT_LAMBDA_ALWAYS_INLINE {
-      const bool whole = n == W2;
-      B sg[2] = {B(0.0f), B(0.0f)}, sb[2] = {B(0.0f), B(0.0f)};
-      if (pg && !first) {
-        if (whole)
-          chunk_io<float, Arch, false>::load(pg + i, sg[0], sg[1]);
-        else
-          load_chunk_partial<Arch, false>(pg + i, n, sg[0], sg[1]);
-      }
-      if (pb && !first) {
-        if (whole)
-          chunk_io<float, Arch, false>::load(pb + i, sb[0], sb[1]);
-        else
-          load_chunk_partial<Arch, false>(pb + i, n, sb[0], sb[1]);
+    // The output pass of the group, S chunks at a time: the group's rows in order into the
+    // partials (read before dx is stored: dx may be dy). S chunks of dx make a whole cache line
+    // where one chunk is less (AVX2 bf16: two 32-byte halves), so each row's streamed stores fill
+    // their line before the next row's begin: rows interleaved half a line at a time left four
+    // write-combining lines open at once, and an AVX2 AMD EPYC ran groups of four 2.7x slower
+    // (docs/performance.md). contract: dgamma partial p = fma(f(dy_i), n_i, p); dbeta partial
+    // q = q + f(dy_i).
+    auto chunks = [&](std::size_t i, std::size_t n, bool stream_it, auto sub) NORMKIT_LAMBDA_ALWAYS_INLINE {
+      constexpr std::size_t S = decltype(sub)::value;  // n == S * W2, or n <= W2 when S == 1
+      const bool whole = n == S * W2;
+      B sg[S][2], sb[S][2];
+      for (std::size_t s = 0; s < S; ++s) {
+        sg[s][0] = sg[s][1] = sb[s][0] = sb[s][1] = B(0.0f);
+        const std::size_t j = i + s * W2;
+        if (pg && !first) {
+          if (whole)
+            chunk_io<float, Arch, false>::load(pg + j, sg[s][0], sg[s][1]);
+          else
+            load_chunk_partial<Arch, false>(pg + j, n, sg[s][0], sg[s][1]);
+        }
+        if (pb && !first) {
+          if (whole)
+            chunk_io<float, Arch, false>::load(pb + j, sb[s][0], sb[s][1]);
+          else
+            load_chunk_partial<Arch, false>(pb + j, n, sb[s][0], sb[s][1]);
+        }
       }
       for (std::size_t g = 0; g < n_rows; ++g) {
-        const std::size_t r = r0 + g;
-        values v;
-        if (whole)
-          load(dy + r * dy_stride, x + r * x_stride, i, st[g], v);
-        else
-          load_partial(dy + r * dy_stride, x + r * x_stride, i, n, st[g], v);
-        B da, db;
-        out(v, st[g], da, db);
-        for (int h = 0; h < 2; ++h) {
-          sg[h] = arch_impl::fma<Arch>(v.y[h], v.n[h], sg[h]);
-          if constexpr (Centered)
-            sb[h] = sb[h] + v.y[h];
-        }
-        T* const dxr = dx + r * dx_stride + i;
-        if (stream_it) {
-          chunk_io<T, Arch, false>::template store<true, true>(dxr, canonical_nan<Arch>(da),
-                                                               canonical_nan<Arch>(db));
-        } else if (whole) {
-          chunk_io<T, Arch, false>::template store<false, false>(dxr, da, db);
-        } else {
-          T buf[W2];
-          chunk_io<T, Arch, false>::template store<false, false>(buf, da, db);
-          copy_short<W2>(dxr, buf, n);
+        for (std::size_t s = 0; s < S; ++s) {
+          const std::size_t j = i + s * W2;
+          values v;
+          if (whole)
+            load(dyr[g], xr[g], j, st[g], v);
+          else
+            load_partial(dyr[g], xr[g], j, n, st[g], v);
+          B da, db;
+          out(v, st[g], da, db);
+          for (int h = 0; h < 2; ++h) {
+            sg[s][h] = arch_impl::fma<Arch>(v.y[h], v.n[h], sg[s][h]);
+            if constexpr (Centered)
+              sb[s][h] = sb[s][h] + v.y[h];
+          }
+          T* const dxp = dxr[g] + j;
+          if (stream_it) {
+            chunk_io<T, Arch, false>::template store<true, true>(dxp, canonical_nan<Arch>(da),
+                                                                 canonical_nan<Arch>(db));
+          } else if (whole) {
+            chunk_io<T, Arch, false>::template store<false, false>(dxp, da, db);
+          } else {
+            T buf[W2];
+            chunk_io<T, Arch, false>::template store<false, false>(buf, da, db);
+            copy_short<W2>(dxp, buf, n);
+          }
         }
       }
-      float fbuf[W2];
-      if (pg) {
-        chunk_io<float, Arch, false>::template store<true, false>(whole ? pg + i : fbuf, sg[0], sg[1]);
-        if (!whole)
-          copy_short<W2>(pg + i, fbuf, n);
-      }
-      if (pb) {
-        chunk_io<float, Arch, false>::template store<true, false>(whole ? pb + i : fbuf, sb[0], sb[1]);
-        if (!whole)
-          copy_short<W2>(pb + i, fbuf, n);
+      for (std::size_t s = 0; s < S; ++s) {
+        const std::size_t j = i + s * W2;
+        float fbuf[W2];
+        if (pg) {
+          chunk_io<float, Arch, false>::template store<true, false>(whole ? pg + j : fbuf, sg[s][0],
+                                                                    sg[s][1]);
+          if (!whole)
+            copy_short<W2>(pg + j, fbuf, n);
+        }
+        if (pb) {
+          chunk_io<float, Arch, false>::template store<true, false>(whole ? pb + j : fbuf, sb[s][0],
+                                                                    sb[s][1]);
+          if (!whole)
+            copy_short<W2>(pb + j, fbuf, n);
+        }
       }
     };
+    using one = std::integral_constant<std::size_t, 1>;
+    using line =
+        std::integral_constant<std::size_t, W2 * sizeof(T) < cache_line ? cache_line / (W2 * sizeof(T)) : 1>;
     std::size_t i = 0;
     for (std::size_t c; i < head; i += c)  // up to the first cache line of dx, then whole lines streamed
-      chunk(i, c = min_of(W2, head - i), false);
+      chunks(i, c = min_of(W2, head - i), false, one{});
+    if (stream)
+      for (; i + line::value * W2 <= cols; i += line::value * W2)
+        chunks(i, line::value * W2, true, line{});
     for (; i + W2 <= cols; i += W2)
-      chunk(i, W2, stream);
+      chunks(i, W2, stream, one{});
     if (i < cols)
-      chunk(i, cols - i, false);
+      chunks(i, cols - i, false, one{});
 
     r0 += n_rows;
     // contract: a NaN block partial is stored canonical, once the block's last row is in.
