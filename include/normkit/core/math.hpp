@@ -26,9 +26,25 @@ namespace detail {
 inline float fma_f32(float a, float b, float c) noexcept {
   return __builtin_fmaf(a, b, c);
 }
+#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
+// clang 14 puts the command line's ninf and afn on every sqrt call, inside float_control(precise)
+// too, and under -fno-honor-infinities -fapprox-func its x86 backend (generic tuning, e.g. -mavx2;
+// not x86-64-v4) then computes sqrt as a reciprocal-root estimate and Newton steps: other bits.
+// The instruction itself, in asm, is out of that rewrite's reach (test: corpus_clang_*).
+inline float sqrt_f32(float a) noexcept {
+  float r;
+#if defined(__AVX__)
+  __asm__("vsqrtss {%1, %1, %0|%0, %1, %1}" : "=x"(r) : "x"(a));
+#else
+  __asm__("sqrtss {%1, %0|%0, %1}" : "=x"(r) : "x"(a));
+#endif
+  return r;
+}
+#else
 inline float sqrt_f32(float a) noexcept {
   return __builtin_sqrtf(a);
 }
+#endif
 inline float fabs_f32(float a) noexcept {
   return __builtin_fabsf(a);
 }

@@ -201,10 +201,17 @@ float halve_sum(xsimd::batch<float, Arch> v) {
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
 }
 
-// IEEE square root (vsqrtps).
+// IEEE square root (vsqrtps). Under clang in asm, as core/math.hpp's sqrt_f32: its command-line
+// ninf/afn would turn the intrinsic into a reciprocal-root estimate.
 template <class Arch>
 xsimd::batch<float, Arch> sqrt(xsimd::batch<float, Arch> a) {
+#if defined(__clang__)
+  typename xsimd::batch<float, Arch>::register_type r = a;
+  __asm__("vsqrtps {%1, %0|%0, %1}" : "=v"(r) : "v"(r));
+  return r;
+#else
   return xsimd::sqrt(a);
+#endif
 }
 
 // Rounding to an integral value with the mode in the instruction (round / roundscale), not
