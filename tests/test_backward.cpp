@@ -548,8 +548,9 @@ TEST_P(BackwardParity, StreamingStoresOnLargeOutputs) {
                                                                  static_cast<const bf16*>(nullptr), y.data(),
                                                                  mean.data(), rstd.data(), rows, cols, 1e-5f),
             status::ok);
-  const std::size_t line = 64 / sizeof(bf16),
-                    at = reinterpret_cast<std::uintptr_t>(got.data()) % 64 / sizeof(bf16);
+  constexpr std::size_t cache_line = normkit::detail::cache_line;
+  const std::size_t line = cache_line / sizeof(bf16),
+                    at = reinterpret_cast<std::uintptr_t>(got.data()) % cache_line / sizeof(bf16);
   for (const std::size_t head : {std::size_t(0), std::size_t(1), std::size_t(8)}) {
     const std::size_t off = (2 * line - head - at) % line;  // dx + off is head elements before a line
     ASSERT_EQ(normkit::reference::layer_norm_backward<normkit::pytorch>(

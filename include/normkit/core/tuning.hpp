@@ -40,6 +40,13 @@ constexpr bool streams(std::size_t output_bytes, std::size_t threshold) {
 // The cache line: streamed output starts at one, and the next row is prefetched one at a time.
 constexpr std::size_t cache_line = 64;
 
+// Chunks of chunk_bytes that fill one cache line (1 for a chunk of a line or more): a loop that
+// streams several rows stores this many of one row's chunks before the next row's, so that no
+// write-combining line waits half full (simd/backward_rows.hpp).
+constexpr std::size_t chunks_per_line(std::size_t chunk_bytes) {
+  return chunk_bytes < cache_line ? cache_line / chunk_bytes : 1;
+}
+
 // norm_rows takes the statistics of up to one vector width of rows at a time, as many as fit
 // in this many input bytes (at least one): their output passes read them again from L1.
 constexpr std::size_t group_max_bytes = 8192;

@@ -99,15 +99,13 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     finish(v, xa, xb, s);
   };
 
-  // The statistics pass of one row.
+  // The statistics pass of row r (dyr, xr: its rows of dy and x).
   // contract: b = csum(t_i * n_i) / d, p = fma(t_i, n_i, p); a = csum(t_i) / d with
   // p = fma(f(dy_i), g_i, p) (LayerNorm); the padding lanes of the tail add exact zeros whatever
   // rstd is (their values selected to 0). b and a are kept negated as floats: xsimd's unary minus
   // on a batch is not a sign flip on every arch (0 - x turns -0 into +0), and fma(n, -b, u) ==
   // fma(-n, b, u) bit for bit, signed zeros included.
-  auto row_stats_of = [&](std::size_t r) {
-    const T* const dyr = dy + r * dy_stride;
-    const T* const xr = x + r * x_stride;
+  auto row_stats_of = [&](std::size_t r, const T* dyr, const T* xr) {
     row_scalars s{B(rstd[r]), B(Centered ? mean[r] : 0.0f), B(0.0f), B(0.0f), B(0.0f)};
     if constexpr (Centered) {
       // contract: the forward's own centring (its statistics replayed at scale 1, Row::stats) when
@@ -195,10 +193,10 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     const T* xr[G];
     T* dxr[G];
     for (std::size_t g = 0; g < n_rows; ++g) {
-      st[g] = row_stats_of(r0 + g);
       dyr[g] = dy + (r0 + g) * dy_stride;
       xr[g] = x + (r0 + g) * x_stride;
       dxr[g] = dx + (r0 + g) * dx_stride;
+      st[g] = row_stats_of(r0 + g, dyr[g], xr[g]);
     }
 
     // The output pass of the group, S chunks at a time: the group's rows in order into the
@@ -274,8 +272,7 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
       }
     };
     using one = std::integral_constant<std::size_t, 1>;
-    using line =
-        std::integral_constant<std::size_t, W2 * sizeof(T) < cache_line ? cache_line / (W2 * sizeof(T)) : 1>;
+    using line = std::integral_constant<std::size_t, chunks_per_line(W2 * sizeof(T))>;
     std::size_t i = 0;
     for (std::size_t c; i < head; i += c)  // up to the first cache line of dx, then whole lines streamed
       chunks(i, c = min_of(W2, head - i), false, one{});
