@@ -3,11 +3,14 @@
 // ceiling, and a ceiling the CPU lacks falls back to the best ISA below it; an unknown value is
 // ignored and reported once; set_isa selects exactly a runnable ISA within the ceiling or changes
 // nothing; nothing ever runs an instruction the CPU lacks (ctest also runs the corpus under qemu
-// -cpu Nehalem / Haswell). ctest runs Dispatch.* once per NORMKIT_ISA value (dispatch_env_*).
+// -cpu Nehalem / Haswell); the automatic choice takes the kernels a CPU prefers narrower from the
+// narrower ISA (dispatch/preference.hpp), a named ISA runs its own. ctest runs Dispatch.* once per
+// NORMKIT_ISA value (dispatch_env_*).
 #include "support.hpp"
 
 #include <cstdlib>  // std::getenv
 #include <fstream>  // std::ifstream
+#include <memory>   // std::unique_ptr
 #include <string>   // std::string
 
 namespace {
@@ -52,6 +55,18 @@ using normkit::isa;
     default:
       return false;
   }
+}
+
+// A field of /proc/cpuinfo's first processor ("vendor_id", "cpu family"), empty when absent.
+[[maybe_unused]] std::string cpuinfo_field(const std::string& name) {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind(name, 0) == 0 && line.find(':') != std::string::npos) {
+      const std::string rest = line.substr(line.find(':') + 1);
+      const std::size_t start = rest.find_first_not_of(" \t");
+      return start == std::string::npos ? std::string() : rest.substr(start);
+    }
+  return {};
 }
 
 // The expected choice for a cap, from the rules in dispatch.hpp.
@@ -102,6 +117,18 @@ TEST(Dispatch, DefaultOrEnvironmentChoice) {
   ::testing::internal::CaptureStderr();
   const isa active = normkit::active_isa();
   const char* error = normkit::isa_environment_error();
+  const bool automatic = normkit::isa_automatic();
+#if defined(NORMKIT_RUNTIME_DISPATCH)
+  // Before any set_isa: the automatic table where a preference applies, else the ISA's own.
+  const normkit::impl::dispatch_tables& tables = normkit::impl::tables();
+  const isa narrower = normkit::impl::narrower_isa(active, normkit::impl::cpu());
+  const bool preferred = automatic && narrower != active && normkit::isa_available(narrower);
+  EXPECT_EQ(tables.have_automatic, preferred);
+  if (active != isa::scalar) {
+    EXPECT_EQ(normkit::impl::active_table(),
+              preferred ? &tables.automatic : &tables.t[static_cast<int>(active)]);
+  }
+#endif
   (void)normkit::active_isa();
   (void)normkit::set_isa(isa::scalar);  // a later query must not report again
   (void)normkit::set_isa(active);
@@ -110,6 +137,8 @@ TEST(Dispatch, DefaultOrEnvironmentChoice) {
               std::getenv("NORMKIT_ISA") ? std::getenv("NORMKIT_ISA") : "(unset)",
               normkit::to_string(active));
   EXPECT_EQ(normkit::to_string(active), std::string(normkit::to_string(expected_for(env.ceiling))));
+  EXPECT_EQ(automatic, !env.known) << "the choice is automatic exactly when NORMKIT_ISA names no ISA";
+  EXPECT_FALSE(normkit::isa_automatic()) << "set_isa ends the automatic choice";
   EXPECT_EQ(normkit::isa_ceiling(), env.ceiling);
   if (env.set && !env.known) {
     ASSERT_NE(error, nullptr) << "an unknown NORMKIT_ISA must be reported";
@@ -186,6 +215,87 @@ TEST(Dispatch, SwitchingBetweenCallsKeepsBits) {
     EXPECT_SAME_BITS(got, want, normkit::to_string(normkit::active_isa()));
   }
   (void)normkit::set_isa(before);
+}
+
+// cpuid's family field and the split-AVX-512 rule (core/cpu.hpp) on leaf-1 EAX values of real
+// CPUs, then the detection on this CPU against /proc/cpuinfo.
+TEST(Dispatch, SplitAvx512IsAmdFamily19hWithAvx512) {
+  using normkit::impl::cpu_family;
+  using normkit::impl::splits_avx512;
+  EXPECT_EQ(cpu_family(0x00a10f11u), 0x19u);  // EPYC 9004 (Zen 4, Genoa)
+  EXPECT_EQ(cpu_family(0x00a00f11u), 0x19u);  // EPYC 7003 (Zen 3, Milan)
+  EXPECT_EQ(cpu_family(0x00b00f21u), 0x1au);  // EPYC 9005 (Zen 5, Turin)
+  EXPECT_EQ(cpu_family(0x000806f8u), 0x6u);   // Xeon 4th gen (Sapphire Rapids)
+  EXPECT_EQ(cpu_family(0x00800f12u), 0x17u);  // EPYC 7001 (Zen 1)
+  EXPECT_TRUE(splits_avx512(true, 0x19u, true));
+  EXPECT_FALSE(splits_avx512(true, 0x19u, false));  // Zen 3
+  EXPECT_FALSE(splits_avx512(true, 0x1au, true));   // Zen 5
+  EXPECT_FALSE(splits_avx512(false, 0x6u, true));   // Intel
+  EXPECT_FALSE(splits_avx512(false, 0x19u, true));
+#if defined(__x86_64__) && defined(__linux__)
+  const std::string vendor = cpuinfo_field("vendor_id"), family = cpuinfo_field("cpu family");
+  if (vendor.empty() || family.empty())
+    GTEST_SKIP() << "no vendor_id / cpu family in /proc/cpuinfo";
+  const bool want = vendor == "AuthenticAMD" && std::stoul(family) == 0x19u && cpu_has(isa::avx512);
+  std::printf("vendor %s, family %s, avx512 %d -> avx512_split %d\n", vendor.c_str(), family.c_str(),
+              static_cast<int>(cpu_has(isa::avx512)), static_cast<int>(normkit::impl::cpu().avx512_split));
+  EXPECT_EQ(normkit::impl::cpu().avx512_split, want);
+#else
+  EXPECT_FALSE(normkit::impl::cpu().avx512_split);
+#endif
+}
+
+void kernel_a(const void*) {}
+void kernel_b(const void*) {}
+
+// The preference replaces exactly the kernels with fp16 in a type slot, and only where the
+// narrower table has one. Checked through lookup (table.hpp's compile-time entry index), which
+// shares no code with the preference's run-time decoding of an entry.
+TEST(Dispatch, PreferenceReplacesExactlyTheFp16Kernels) {
+  namespace d = normkit::detail;
+  using normkit::bf16;
+  using normkit::fp16;
+  auto t = std::make_unique<d::kernel_table>(), from = std::make_unique<d::kernel_table>();
+  for (auto& f : t->fn)
+    f = &kernel_a;
+  for (auto& f : from->fn)
+    f = &kernel_b;
+  using RK = d::rms_norm_op::knobs::template at<0>;
+  from->fn[d::entry_index<d::rms_norm_op, RK, fp16, fp16, bf16>] = nullptr;  // the narrower ISA lacks it
+  normkit::impl::prefer_kernels_using<fp16>(d::ops{}, *t, *from);
+
+  const d::kernel_fn a = &kernel_a, b = &kernel_b;
+  using LK = d::layer_norm_op::knobs::template at<d::layer_norm_op::knobs::size - 1>;
+  EXPECT_EQ((d::lookup<d::rms_norm_op, RK, fp16, fp16, fp16>(*t)), b);
+  EXPECT_EQ((d::lookup<d::rms_norm_op, RK, float, fp16, float>(*t)), b);
+  EXPECT_EQ((d::lookup<d::rms_norm_op, RK, bf16, bf16, fp16>(*t)), b);
+  EXPECT_EQ((d::lookup<d::rms_norm_op, RK, fp16, fp16, bf16>(*t)), a) << "no narrower kernel: its own stays";
+  EXPECT_EQ((d::lookup<d::rms_norm_op, RK, bf16, bf16, bf16>(*t)), a);
+  EXPECT_EQ((d::lookup<d::rms_norm_op, RK, float, float, float>(*t)), a);
+  EXPECT_EQ((d::lookup<d::rms_norm_op, RK, float, bf16, bf16>(*t)), a);
+  EXPECT_EQ((d::lookup<d::layer_norm_op, LK, fp16, float, bf16>(*t)), b);
+  EXPECT_EQ((d::lookup<d::layer_norm_op, LK, bf16, float, float>(*t)), a);
+  using BK = d::rms_norm_backward_op::knobs::template at<0>;
+  EXPECT_EQ((d::lookup<d::rms_norm_backward_op, BK, fp16>(*t)), b);
+  EXPECT_EQ((d::lookup<d::rms_norm_backward_op, BK, bf16>(*t)), a);
+  using CK = d::convert_op::knobs::template at<0>;
+  EXPECT_EQ((d::lookup<d::convert_op, CK, float, fp16>(*t)), b);
+  EXPECT_EQ((d::lookup<d::convert_op, CK, bf16, float>(*t)), a);
+  using QK = d::quantize_op::knobs::template at<0>;
+  EXPECT_EQ((d::lookup<d::quantize_op, QK, normkit::e4m3>(*t)), a);
+
+  // Counted: a norm's In x W x Out over {f32, bf16, fp16} has 27 - 8 combinations with an fp16
+  // per knob set (one of rms_norm's lacks a narrower kernel above); the quantize op has no fp16.
+  auto count = [&](auto op, d::kernel_fn f) {
+    using Op = decltype(op);
+    std::size_t n = 0;
+    for (std::size_t e = 0; e < d::op_entries<Op>; ++e)
+      n += t->fn[d::op_offset<Op, d::ops>::value + e] == f;
+    return n;
+  };
+  EXPECT_EQ(count(d::rms_norm_op{}, b), d::rms_norm_op::knobs::size * 19 - 1);
+  EXPECT_EQ(count(d::layer_norm_op{}, b), d::layer_norm_op::knobs::size * 19);
+  EXPECT_EQ(count(d::quantize_op{}, a), d::op_entries<d::quantize_op>);
 }
 
 }  // namespace

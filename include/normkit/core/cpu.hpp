@@ -24,14 +24,34 @@ struct cpu_caps {
   bool avx512 = false;      // AVX-512 F/BW/DQ/CD/VL + the above, OS saves ZMM state
   bool avx512bf16 = false;  // AVX512-BF16 (vcvtne2ps2bf16) + the above
   bool neon = false;        // AArch64 Advanced SIMD (always present)
+  // AVX-512 executed as two 256-bit halves (AMD Zen 4), where the automatic choice runs fp16
+  // kernels on AVX2 (dispatch/preference.hpp).
+  bool avx512_split = false;
 };
+
+// The CPU family of cpuid leaf 1's EAX: the base family, plus the extended family when the base
+// is 0xf (Intel SDM vol. 2A, CPUID; AMD APM vol. 3, CPUID Fn0000_0001_EAX).
+constexpr unsigned cpu_family(unsigned leaf1_eax) {
+  const unsigned base = (leaf1_eax >> 8) & 0xfu;
+  return base == 0xfu ? base + ((leaf1_eax >> 20) & 0xffu) : base;
+}
+
+// Whether an AVX-512 CPU executes 512-bit operations as two 256-bit halves: AMD family 19h, whose
+// only AVX-512 members are the Zen 4 cores (Zen 3 has none; Zen 5 is family 1Ah, full width).
+constexpr bool splits_avx512(bool amd, unsigned family, bool avx512) {
+  return amd && family == 0x19u && avx512;
+}
 
 inline cpu_caps detect_cpu() {
   cpu_caps c;
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, cx = 0, d = 0;
+  if (!__get_cpuid_count(0, 0, &a, &b, &cx, &d))
+    return c;
+  const bool amd = b == 0x68747541u && d == 0x69746e65u && cx == 0x444d4163u;  // "AuthenticAMD"
   if (!__get_cpuid_count(1, 0, &a, &b, &cx, &d))
     return c;
+  const unsigned family = cpu_family(a);
   const bool fma = cx & (1u << 12), osxsave = cx & (1u << 27), avx = cx & (1u << 28), f16c = cx & (1u << 29);
   if (!(osxsave && avx))
     return c;
@@ -47,6 +67,7 @@ inline cpu_caps detect_cpu() {
                       (b & (1u << 31));  // F, DQ, CD, BW, VL
   c.avx2 = ymm_state && avx2 && fma && f16c;
   c.avx512 = c.avx2 && zmm_state && avx512;
+  c.avx512_split = splits_avx512(amd, family, c.avx512);
   // Leaf 7 sub-leaf 1, EAX bit 5.
   if (c.avx512 && leaf7_max_sub >= 1 && __get_cpuid_count(7, 1, &a, &b, &cx, &d))
     c.avx512bf16 = a & (1u << 5);

@@ -21,6 +21,7 @@
 #include "../core/type_list.hpp"
 #include "../ops/list.hpp"
 #include "compose.hpp"
+#include "preference.hpp"
 #include "state.hpp"
 #include "streaming.hpp"
 #include "table.hpp"
@@ -40,10 +41,13 @@ using namespace ::normkit::detail;
 // Each runnable ISA's table with its empty slots taken from the ISA below it in its family, and so
 // on down: an ISA's objects may hold only the kernels it improves (avx512bf16, core/isa_table.hpp);
 // a slot that no ISA fills runs the reference. Built once, from runnable ISAs only (an ISA's
-// isa_table() runs that ISA's code), in table order, which is ascending within a family.
+// isa_table() runs that ISA's code), in table order, which is ascending within a family. Plus the
+// automatic choice's table where this CPU prefers a narrower ISA's kernels (preference.hpp).
 struct dispatch_tables {
   kernel_table t[isa_value_count];
   bool have[isa_value_count] = {};
+  kernel_table automatic;
+  bool have_automatic = false;
 
   dispatch_tables() {
     int below[family_count];  // per family (core/isa.hpp): the last runnable ISA seen
@@ -56,6 +60,13 @@ struct dispatch_tables {
             ::normkit::NORMKIT_DISPATCH_NAMESPACE_OF(name)::detail::isa_table());
     NORMKIT_ISA_TABLE(NORMKIT_ISA_MERGE)
 #undef NORMKIT_ISA_MERGE
+    const isa chosen = best_up_to(isa_env().ceiling), narrower = narrower_isa(chosen, cpu());
+    if (isa_env().automatic && narrower != chosen && have[static_cast<int>(chosen)] &&
+        have[static_cast<int>(narrower)]) {
+      automatic = t[static_cast<int>(chosen)];
+      prefer_kernels_using<narrower_type>(ops{}, automatic, t[static_cast<int>(narrower)]);
+      have_automatic = true;
+    }
   }
   void merge(int value, int& below, const kernel_table& own) {
     t[value] = below >= 0 ? t[below] : kernel_table{};
@@ -67,10 +78,17 @@ struct dispatch_tables {
   }
 };
 
+inline const dispatch_tables& tables() {
+  static const dispatch_tables t;
+  return t;
+}
+
 inline const kernel_table* active_table() {
-  static const dispatch_tables tables;
-  const int i = static_cast<int>(active_isa());
-  return i > 0 && i < isa_value_count && tables.have[i] ? &tables.t[i] : nullptr;
+  const dispatch_tables& d = tables();
+  const int state = isa_state().load(std::memory_order_relaxed), i = state & ~automatic_bit;
+  if ((state & automatic_bit) && d.have_automatic)
+    return &d.automatic;
+  return i > 0 && i < isa_value_count && d.have[i] ? &d.t[i] : nullptr;
 }
 #endif
 

@@ -16,6 +16,9 @@
 //   stderr and by isa_environment_error().
 // - set_isa(i) selects exactly i when i is runnable (isa_available) and not above the ceiling;
 //   otherwise it returns unsupported_isa or isa_above_ceiling and changes nothing.
+// - The automatic choice (NORMKIT_ISA unset, empty or ignored, and no set_isa yet; runtime mode)
+//   may run some kernels on a narrower ISA where this CPU runs them faster (dispatch/preference.hpp);
+//   an ISA named by NORMKIT_ISA or set_isa runs its own kernels.
 // Every path returns the same bits, so the choice changes speed only.
 #pragma once
 
@@ -69,8 +72,13 @@ inline bool compiled(isa i) {
   return false;
 }
 
-inline bool runnable(isa i) {
+inline const cpu_caps& cpu() {
   static const cpu_caps caps = detect_cpu();
+  return caps;
+}
+
+inline bool runnable(isa i) {
+  const cpu_caps& caps = cpu();
   if (!compiled(i))
     return false;
 #define NORMKIT_ISA_RUNNABLE(name, value, family, arch, cap, flags) \
@@ -138,6 +146,7 @@ inline isa top_of_family() {
 // NORMKIT_ISA, read once per process (per configuration).
 struct isa_environment {
   isa ceiling = top_of_family();  // no ceiling: the highest ISA of the platform
+  bool automatic = true;          // no ISA named (unset, empty or not understood)
   char error[160] = {};           // empty unless the value was not understood
 };
 
@@ -148,7 +157,7 @@ inline isa_environment read_isa_environment() {
   if (value == nullptr || value[0] == '\0')
     return env;
   if (parse_isa(value, env.ceiling))
-    return env;
+    return env.automatic = false, env;
   std::snprintf(env.error, sizeof env.error,
                 "normkit: NORMKIT_ISA=\"%.40s\" is not one of scalar" NORMKIT_ISA_TABLE(
                     NORMKIT_ISA_LISTED) "; ignored (no ceiling)",
@@ -167,8 +176,11 @@ inline bool within_ceiling(isa i) {
   return not_above(i, isa_env().ceiling);
 }
 
+// The active ISA's value, plus automatic_bit while the automatic choice is in force.
+constexpr int automatic_bit = 1 << 8;
 inline std::atomic<int>& isa_state() {
-  static std::atomic<int> state{static_cast<int>(best_up_to(isa_env().ceiling))};
+  static std::atomic<int> state{static_cast<int>(best_up_to(isa_env().ceiling)) |
+                                (isa_env().automatic ? automatic_bit : 0)};
   return state;
 }
 
@@ -176,7 +188,14 @@ inline std::atomic<int>& isa_state() {
 
 // The ISA the entry points use now.
 inline isa active_isa() {
-  return static_cast<isa>(impl::isa_state().load(std::memory_order_relaxed));
+  return static_cast<isa>(impl::isa_state().load(std::memory_order_relaxed) & ~impl::automatic_bit);
+}
+
+// Whether the automatic choice is in force: NORMKIT_ISA unset, empty or not understood, and no
+// successful set_isa. In a runtime-dispatch build it may run some kernels on an ISA narrower than
+// active_isa() where this CPU runs them faster (AVX2 for fp16 storage on AMD Zen 4); same bits.
+inline bool isa_automatic() {
+  return (impl::isa_state().load(std::memory_order_relaxed) & impl::automatic_bit) != 0;
 }
 
 // Whether `i` can run here: compiled into this configuration and supported by the CPU (the
