@@ -2,14 +2,16 @@
 // Exhaustive narrowing (ctest label "exhaustive"): every one of the 2^32 float bit patterns,
 // narrowed to bf16 and to fp16 by the scalar conversion and by normkit::convert on every ISA this
 // CPU runs, is checked against an independent formula -- rounding done on the real value in
-// double, not the integer carry trick of types.hpp. Prints the time of each check.
+// double, not the integer carry trick of types.hpp. And every pattern quantized to e4m3, e5m2 and
+// int8 by the quantized norms' kernels on every SIMD ISA, against the scalar conversions. Prints
+// the time of each check.
 #include "support.hpp"
 
 #include <algorithm>    // std::max, std::min
 #include <atomic>       // std::atomic
 #include <chrono>       // std::chrono::steady_clock
 #include <cmath>        // std::fabs
-#include <cstdint>      // std::uint16_t, std::uint32_t, std::uint64_t
+#include <cstdint>      // std::int8_t, std::uint16_t, std::uint32_t, std::uint64_t
 #include <cstdio>       // std::printf, std::snprintf
 #include <cstring>      // std::memcpy, std::memcmp
 #include <ctime>        // std::clock
@@ -18,13 +20,15 @@
 #include <mutex>        // std::mutex
 #include <string>       // std::string
 #include <thread>       // std::thread
-#include <type_traits>  // std::is_trivially_copyable
+#include <type_traits>  // std::is_same, std::is_trivially_copyable
 #include <utility>      // std::move
 #include <vector>       // std::vector
 
 namespace {
 
 using namespace normkit_test;
+using normkit::e4m3;
+using normkit::e5m2;
 using normkit::isa;
 
 double pow2(int k) {  // 2^k for normal-range k, built from its bit pattern (exact, no libm)
@@ -134,12 +138,12 @@ void parallel_chunks(std::size_t n, Body body) {
 // not once per check). Prints the time each check took (wall and process CPU: the machine is
 // shared, so wall time alone can mislead).
 template <class T>
-void run_all_floats(std::uint16_t (*formula)(std::uint32_t), std::vector<check<T>>& checks) {
-  static_assert(sizeof(T) == sizeof(std::uint16_t) && std::is_trivially_copyable<T>::value,
-                "T's bytes are its 16-bit pattern");
+void run_all_floats(bits_type<T> (*formula)(std::uint32_t), std::vector<check<T>>& checks) {
+  static_assert(sizeof(T) == sizeof(bits_type<T>) && std::is_trivially_copyable<T>::value,
+                "T's bytes are its pattern");
   constexpr std::size_t block = std::size_t{1} << 24;
   std::vector<float> src(block);
-  std::vector<std::uint16_t> want(block);
+  std::vector<bits_type<T>> want(block);
   std::mutex mu;
   double formula_wall = 0, formula_cpu = 0;
   using clock = std::chrono::steady_clock;
@@ -167,12 +171,12 @@ void run_all_floats(std::uint16_t (*formula)(std::uint32_t), std::vector<check<T
           return;
         std::lock_guard<std::mutex> lock(mu);
         for (std::size_t k = 0; k < e - b; ++k) {
-          if (out[k].bits == want[b + k])
+          if (bits(out[k]) == want[b + k])
             continue;
           if (++c.mismatches <= 8) {
             char buf[96];
-            std::snprintf(buf, sizeof buf, "0x%08x -> 0x%04x, formula 0x%04x", bits(src[b + k]),
-                          static_cast<unsigned>(out[k].bits), static_cast<unsigned>(want[b + k]));
+            std::snprintf(buf, sizeof buf, "0x%08x -> 0x%04x, expected 0x%04x", bits(src[b + k]),
+                          static_cast<unsigned>(bits(out[k])), static_cast<unsigned>(want[b + k]));
             c.examples.push_back(buf);
           }
         }
@@ -181,7 +185,7 @@ void run_all_floats(std::uint16_t (*formula)(std::uint32_t), std::vector<check<T
       c.cpu += static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
     }
   }
-  std::printf("[ timing   ] independent formula: %.1f s wall, %.1f s CPU\n", formula_wall, formula_cpu);
+  std::printf("[ timing   ] expected bits: %.1f s wall, %.1f s CPU\n", formula_wall, formula_cpu);
   for (const check<T>& c : checks) {
     std::printf("[ timing   ] %s: 2^32 patterns, %.1f s wall, %.1f s CPU, %llu mismatches\n", c.name.c_str(),
                 c.wall, c.cpu, static_cast<unsigned long long>(c.mismatches));
@@ -229,6 +233,92 @@ TEST(Exhaustive, EveryFloatNarrowsToBf16AsTheFormulaSays) {
 TEST(Exhaustive, EveryFloatNarrowsToFp16AsTheFormulaSays) {
   auto checks = checks_for<fp16>();
   run_all_floats(fp16_formula, checks);
+}
+
+// The quantized norms' conversions, every float through each SIMD ISA's kernels. With x a row
+// of ones and eps 0, RMSNorm's factor is 1/sqrt(1) = 1 and n_i = 1, so v_i = n_i * g_i is the
+// gain itself, and a static scale of 1 makes q_i = Q(g_i): 2^20 patterns per call, as the gains of
+// one row. A block of patterns is all finite or all NaN/Inf (2^20 divides 2^23), so finite blocks
+// run the output loop of clean rows and the others the general one. Three routes: the fused
+// kernel (x and gains float, e4m3 and int8: the sink's conversion for clean rows, simd/rows.hpp),
+// and the two stages (x bf16: the norm, then the quantize kernel's conversion with its NaN
+// handling; e5m2 always). Expected: the scalar conversion of v (Q(float), which
+// test_fp8_exhaustive checks against the independent formulas on every pattern), a NaN v stored
+// as the canonical NaN narrowed (the norms' NaN outputs are canonical). Finite blocks also check
+// amax = max |g|. The reference path is that scalar conversion itself, so it is not a check here.
+template <class Q>
+bits_type<Q> quantized_expected(std::uint32_t u) {
+  const float v = normkit::detail::bits_float((u & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : u);
+  if constexpr (std::is_same<Q, std::int8_t>::value)
+    return static_cast<bits_type<Q>>(normkit::int8_from_float(v));
+  else
+    return Q(v).bits;
+}
+
+template <class In, class Q>
+void quantize_as_gains(const float* g, Q* q, std::size_t n) {
+  static const std::vector<In> ones(std::size_t{1} << 20, normkit::from_float<In>(1.0f));
+  ASSERT_LE(n, ones.size());
+  float amax = -1.0f;
+  ASSERT_EQ(normkit::rms_norm_quant<normkit::pytorch>(ones.data(), g, q, 1, n, 0.0f, 1.0f, &amax),
+            normkit::status::ok);
+  std::uint32_t want = 0;
+  for (std::size_t k = 0; k < n; ++k)
+    want = std::max(want, bits(g[k]) & 0x7fffffffu);
+  if (want < 0x7f800000u) {
+    ASSERT_EQ(bits(amax), want) << "amax of the block at 0x" << std::hex << bits(g[0]);
+  }
+}
+
+template <class Q>
+void quantized_checks() {
+  namespace nd = normkit::detail;
+  constexpr bool fused = nd::rms_norm_static_quant_op::has_kernel<float, float, Q>;
+  std::vector<check<Q>> checks;
+  for (isa i : all_isas()) {
+    if (i == isa::scalar)
+      continue;
+    if (!normkit::isa_available(i)) {
+      std::printf("[ skipped  ] rms_norm_quant to %s on %s: not available on this CPU/build\n",
+                  type_name<Q>(), normkit::to_string(i));
+      continue;
+    }
+    // Each route must run the kernel it is named after, not fall back to another path.
+    isa_scope scope(i);
+    ASSERT_TRUE(scope.ok());
+    ASSERT_TRUE((normkit::impl::has_kernel<nd::quantize_op, normkit::pytorch, Q>())) << to_string(i);
+    ASSERT_FALSE(
+        (normkit::impl::has_kernel<nd::rms_norm_static_quant_op, normkit::pytorch, bf16, float, Q>()));
+    ASSERT_EQ((normkit::impl::has_kernel<nd::rms_norm_static_quant_op, normkit::pytorch, float, float, Q>()),
+              fused)
+        << to_string(i);
+    check<Q> c;
+    c.uses_isa = true;
+    c.which = i;
+    if (fused) {
+      c.name = std::string("rms_norm_quant to ") + type_name<Q>() + ", fused, on " + to_string(i);
+      c.convert = quantize_as_gains<float, Q>;
+      checks.push_back(c);
+    }
+    c.name = std::string("rms_norm_quant to ") + type_name<Q>() + ", two stages, on " + to_string(i);
+    c.convert = quantize_as_gains<bf16, Q>;
+    checks.push_back(c);
+  }
+  if (checks.empty())
+    GTEST_SKIP() << "no SIMD ISA runs here";
+  run_all_floats(quantized_expected<Q>, checks);
+}
+
+TEST(Exhaustive, EveryFloatQuantizesToE4m3OnEveryIsaAsTheScalarConversion) {
+  quantized_checks<e4m3>();
+}
+
+TEST(Exhaustive, EveryFloatQuantizesToE5m2OnEveryIsaAsTheScalarConversion) {
+  quantized_checks<e5m2>();
+}
+
+TEST(Exhaustive, EveryFloatQuantizesToInt8OnEveryIsaAsTheScalarConversion) {
+  quantized_checks<std::int8_t>();
 }
 
 }  // namespace
