@@ -24,6 +24,7 @@
 #include <cstdint>      // std::uint32_t, std::uint64_t
 #include <cstdio>       // std::printf
 #include <functional>   // std::function
+#include <limits>       // std::numeric_limits
 #include <memory>       // std::unique_ptr
 #include <string>       // std::string
 #include <type_traits>  // std::is_same
@@ -518,6 +519,13 @@ TEST_P(FpEnv, ExceptionFlagsMatchTheReference) {
   for (float& v : huge)
     v *= 3e19f;
   nan_row[20] = f32(0x7fc00000u);
+  // One +Inf gain / -Inf bias over a nonzero x: the reference's y is +-Inf, with no invalid
+  // operation, so a path that checked the gains with float arithmetic (Inf - Inf) would differ.
+  std::vector<float> inf_gain = g, inf_bias = b, nan_gain = g;
+  inf_gain[30] = std::numeric_limits<float>::infinity();
+  inf_bias[30] = -std::numeric_limits<float>::infinity();
+  nan_gain[30] = f32(0x7fc00000u);
+  ASSERT_NE(x[30], 0.0f);
   std::vector<float> yf(cols);
   std::vector<bf16> yb(cols);
   std::vector<fp16> yh(cols);
@@ -575,6 +583,13 @@ TEST_P(FpEnv, ExceptionFlagsMatchTheReference) {
        [&](bool ref) { rms(ref, zeros, g.data(), yf, 0.0f); }},
       {"layer eps 0, zero row", FE_DIVBYZERO | FE_INVALID, FE_OVERFLOW,
        [&](bool ref) { layer(ref, zeros, g.data(), b.data(), yb, 0.0f); }},
+      {"rms Inf gain", FE_INEXACT, hard, [&](bool ref) { rms(ref, x, inf_gain.data(), yf, 1e-6f); }},
+      {"layer Inf gain", FE_INEXACT, hard,
+       [&](bool ref) { layer(ref, x, inf_gain.data(), b.data(), yb, 1e-5f); }},
+      {"layer -Inf bias", FE_INEXACT, hard,
+       [&](bool ref) { layer(ref, x, g.data(), inf_bias.data(), yf, 1e-5f); }},
+      {"rms NaN gain", 0, FE_DIVBYZERO | FE_OVERFLOW,
+       [&](bool ref) { rms(ref, x, nan_gain.data(), yh, 1e-6f); }},
       {"rms NaN row", 0, FE_DIVBYZERO | FE_OVERFLOW,
        [&](bool ref) { rms(ref, nan_row, g.data(), yf, 1e-6f); }},
       {"layer NaN row", 0, FE_DIVBYZERO | FE_OVERFLOW,

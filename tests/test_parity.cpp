@@ -15,6 +15,8 @@
 
 #include <cstddef>  // std::size_t
 #include <cstdio>   // std::printf
+#include <cstring>  // std::memcpy
+#include <limits>   // std::numeric_limits
 #include <string>   // std::string
 #include <utility>  // std::pair
 #include <vector>   // std::vector
@@ -274,6 +276,15 @@ TEST_P(Parity, SameRowSameBitsAtAnyBatchPosition) {
 // threshold is the machine's (a quarter of its last-level cache), so these cases pin their own.
 constexpr std::size_t streaming_sweep_threshold = std::size_t(1) << 20;
 
+// The case written in place (y == x), when the op's input and output types allow it.
+void check_in_place(checker& c, const problem& p) {
+  if (p.op->in == p.op->out) {
+    layout l;
+    l.in_place = true;
+    check(c, p, l);
+  }
+}
+
 void streaming_sweep(checker& c, const op_desc& op) {
   const std::size_t cols = 4096 + 37;  // a tail chunk too
   const std::size_t rows = streaming_sweep_threshold / (cols * size_of(op.out)) + 1;
@@ -298,11 +309,7 @@ void streaming_sweep(checker& c, const op_desc& op) {
       l.y_stride = y_off ? cols + 5 : 0;
       check(c, p, l);
     }
-    if (op.in == op.out) {
-      layout l;
-      l.in_place = true;
-      check(c, p, l);
-    }
+    check_in_place(c, p);
   }
 }
 
@@ -473,6 +480,78 @@ TEST_P(Parity, SpecialGainsAndBiases) {
   gain_sweep(c, desc<ln, normkit::pytorch, float, float, fp16>());
   gain_sweep(c, desc<ln, normkit::gemma, bf16, bf16, bf16>());
   gain_sweep(c, desc<ln, all_knobs, fp16, bf16, float>());
+}
+
+// ---- One NaN or Inf among finite gains (or biases), at the row's first, middle or last column,
+// behind a clean first row, a NaN first row (the check falls to the next clean row), in place (the
+// gains are scanned: a rewrite would read y) and streamed. The first clean row writes while it
+// checks the gains and is written again when one is not finite (simd/rows.hpp, write_row). The NaN
+// is negative with a payload, which the fast loop (no NaN selects) carries to the output where
+// the reference writes the canonical NaN: a kernel that missed the gain, or kept the first pass,
+// differs in every row.
+void set_value(any_vec& v, std::size_t k, float value) {
+  visit(v.type(), [&](auto t) {
+    using T = typename decltype(t)::type;
+    const T e = as<T>(value);
+    std::memcpy(v.at(k), &e, sizeof e);
+  });
+}
+
+void set_payload_nan(any_vec& v, std::size_t k) {
+  visit(v.type(), [&](auto t) {
+    using T = typename decltype(t)::type;
+    const T e = from_bits<T>(sizeof(T) == 4 ? 0xffc01234u : std::is_same<T, bf16>::value ? 0xffc1u : 0xfe21u);
+    std::memcpy(v.at(k), &e, sizeof e);
+  });
+}
+
+void one_non_finite_gain_sweep(checker& c, const op_desc& op) {
+  static const std::size_t cols_list[] = {1, 17, 100, 4133};
+  static const float infinities[] = {std::numeric_limits<float>::infinity(),
+                                     -std::numeric_limits<float>::infinity()};
+  int n = 0;
+  for (std::size_t cols : cols_list)
+    for (std::size_t at : {std::size_t{0}, cols / 2, cols - 1})
+      for (const bool in_beta : {false, true})
+        for (const bool nan_first_row : {false, true}) {
+          if (c.stop())
+            return;
+          if (in_beta && !op.has_beta)
+            continue;
+          spec s;
+          s.rows = 3;
+          s.cols = cols;
+          s.eps = eps_values[n % 4];
+          s.row_gen = {gen_kind::normal, 0};
+          s.gamma = gain_kind::normal;
+          s.beta = op.has_beta ? gain_kind::normal : gain_kind::none;
+          s.seed = c.next_seed();
+          problem p(op, s);
+          if (n++ % 3 == 0)
+            set_payload_nan(in_beta ? p.beta : p.gamma, at);
+          else
+            set_value(in_beta ? p.beta : p.gamma, at, infinities[n % 2]);
+          if (nan_first_row)
+            set_value(p.x, cols / 3, std::numeric_limits<float>::quiet_NaN());
+          p.compute_reference();
+          check(c, p);
+          check_in_place(c, p);
+        }
+}
+
+TEST_P(Parity, OneNonFiniteGainOrBias) {
+  NORMKIT_USE_ISA(GetParam());
+  checker c(GetParam(), "OneNonFiniteGainOrBias");
+  const std::size_t machine_threshold = normkit::stream_min_bytes();
+  for (const std::size_t threshold : {machine_threshold, std::size_t{1024}}) {  // 1024: every call streams
+    normkit::set_stream_min_bytes(threshold);
+    one_non_finite_gain_sweep(c, desc<rms, normkit::llama, bf16, bf16, bf16>());
+    one_non_finite_gain_sweep(c, desc<rms, normkit::gemma, float, float, fp16>());
+    one_non_finite_gain_sweep(c, desc<ln, normkit::pytorch, bf16, bf16, bf16>());
+    one_non_finite_gain_sweep(c, desc<ln, normkit::pytorch, float, float, float>());
+    one_non_finite_gain_sweep(c, desc<ln, normkit::gemma, fp16, float, fp16>());
+  }
+  normkit::set_stream_min_bytes(machine_threshold);
 }
 
 // ---- The nullptr-literal overloads (W deduced as In) run the same kernels as typed nulls.

@@ -25,9 +25,12 @@
 // Forced inline for a lambda (the attribute goes after its parameter list); the kernels use it
 // for speed, on the per-row loop of write_row (simd/rows.hpp).
 #define NORMKIT_LAMBDA_ALWAYS_INLINE __attribute__((always_inline))
+// The branch the kernels take on all but a few rows, laid out first.
+#define NORMKIT_EXPECT(c, v) __builtin_expect(static_cast<bool>(c), v)
 #else
 #define NORMKIT_ALWAYS_INLINE inline
 #define NORMKIT_LAMBDA_ALWAYS_INLINE
+#define NORMKIT_EXPECT(c, v) (c)
 #endif
 
 namespace normkit {

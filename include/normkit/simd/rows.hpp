@@ -257,10 +257,15 @@ bool clean_factor(float factor) {
     return factor - factor == 0.0f;
 }
 
-// How norm_rows wants each row written, decided once per call.
+// What a call knows of its gains: gamma and beta (when given) hold no NaN or Inf, hold one, or
+// have not been looked at yet -- then the first clean row finds out while it writes (write_row).
+enum class gains_state : unsigned char { finite, non_finite, unchecked };
+
+// How norm_rows wants each row written: the gains' state (updated by write_row) and the call's
+// streaming decision.
 struct write_mode {
-  bool gains_finite;  // gamma and beta (when given) hold no NaN or Inf
-  bool stream;        // the output is too big to stay cached: non-temporal stores
+  gains_state gains;
+  bool stream;  // the output is too big to stay cached: non-temporal stores
 };
 
 // Where a normalizing op's output pass puts a row: store_sink stores Out (the plain ops); the
@@ -305,12 +310,18 @@ struct store_sink {
 // so every path applies the reference's operations -- the same bits in every rounding mode,
 // signed zeros included.
 //
+// Gains not yet checked (mode.gains == unchecked): the first clean row runs the fast loop with
+// plain stores while keeping the largest magnitude bits of every gain and bias register it loads
+// (an AND and a max per register, integer ops that raise no flag; no second pass over the gains).
+// If one is NaN or +-Inf, the row is written again by the general loop, which overwrites every
+// value; the fast pass's sink state is dropped. Not for rows written in place: the first pass
+// would have overwritten x.
+//
 // Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures
 // reloaded through a pointer, callee-saved registers) cost short rows dearly (docs/performance.md).
 template <class Arch, class Row, class Knobs, class In, class W, class Sink, class Source>
 NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W* beta, Sink& sink,
-                                     std::size_t cols, float factor, const row_stats& st,
-                                     const write_mode& mode) {
+                                     std::size_t cols, float factor, const row_stats& st, write_mode& mode) {
   using B = typename shape<Arch>::batch;
   using Mid = mid_of<Knobs, In, W>;
   using table = neutral_table<W>;
@@ -323,8 +334,9 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
       gamma ? gamma : neutral_values<Arch, W>(Knobs::gain == gain_mode::plus_one ? table::zero : table::one);
   const W* bp = beta;
   const B f(factor), sc(st.scale), neg_k(-st.shift), mb(st.mean);
-  auto loop = [&](auto fast, auto bias) NORMKIT_LAMBDA_ALWAYS_INLINE {
-    constexpr bool Fast = decltype(fast)::value, HasBias = decltype(bias)::value;
+  auto loop = [&](auto fast, auto bias, auto check) NORMKIT_LAMBDA_ALWAYS_INLINE {
+    constexpr bool Fast = decltype(fast)::value, HasBias = decltype(bias)::value,
+                   Check = decltype(check)::value;
     using Ops = std::conditional_t<Fast, finite_ops<Arch>, simd_ops<Arch>>;
     // Locals, not captures: the compiler reads a capture through the closure, and reloads it
     // after every store, which may alias it.
@@ -343,12 +355,24 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     };
     // One chunk of 2W elements at i, or (partial) the n < 2W left, through zero-padded copies
     // that never leave the row. Kept apart so the full one stays small enough to inline.
-    auto full = [=](std::size_t i, B& ra, B& rb) {
+    using I = xsimd::batch<std::int32_t, Arch>;
+    I seen(0);  // Check: the largest |g| (and |b|) of the row, as bits
+    auto watch = [](I& acc, B ga, B gb, B ba, B bb) NORMKIT_LAMBDA_ALWAYS_INLINE {
+      if constexpr (Check) {
+        auto magnitude = [](B v) { return bitwise_as<I>(v) & I(0x7fffffff); };
+        I m = xsimd::max(magnitude(ga), magnitude(gb));
+        if constexpr (HasBias)
+          m = xsimd::max(m, xsimd::max(magnitude(ba), magnitude(bb)));
+        acc = xsimd::max(acc, m);
+      }
+    };
+    auto full = [=](std::size_t i, B& ra, B& rb, I& acc) {
       B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
       row.load(i, xa, xb);
       chunk_io<W, Arch, IL>::load(gp + i * g_step, ga, gb);
       if constexpr (HasBias)
         chunk_io<W, Arch, IL>::load(bp + i, ba, bb);
+      watch(acc, ga, gb, ba, bb);
       ra = compute(xa, ga, ba);
       rb = compute(xb, gb, bb);
     };
@@ -358,10 +382,11 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
       load_chunk_partial<Arch, IL>(gp + i * g_step, n, ga, gb);
       if constexpr (HasBias)
         load_chunk_partial<Arch, IL>(bp + i, n, ba, bb);
+      watch(seen, ga, gb, ba, bb);
       yo.store_partial(i, n, compute(xa, ga, ba), compute(xb, gb, bb));
     };
     std::size_t i = 0;
-    if constexpr (Fast && Sink::can_stream) {
+    if constexpr (Fast && !Check && Sink::can_stream) {
       if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
         const std::size_t head =
             min_of(end, (cache_line - reinterpret_cast<std::uintptr_t>(yo.address(0)) % cache_line) %
@@ -370,7 +395,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
           partial(i, k = min_of(W2, head - i));
         for (; i + W2 <= end; i += W2) {
           B ra, rb;
-          full(i, ra, rb);
+          full(i, ra, rb, seen);
           row.prefetch_next(i);
           yo.template store<true, true>(i, ra, rb);
         }
@@ -378,31 +403,39 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     }
     for (; i + W2 <= end; i += W2) {
       B ra, rb;
-      full(i, ra, rb);
+      full(i, ra, rb, seen);
       yo.template store<Fast, false>(i, ra, rb);
     }
     if (i < end)
       partial(i, end - i);
+    if constexpr (Check) {
+      if (xsimd::any(seen > I(0x7f7fffff)))  // an exponent of all ones: NaN or +-Inf
+        return false;
+    }
     sink = yo;
+    return true;
   };
   using yes = std::true_type;
   using no = std::false_type;
-  const bool clean = mode.gains_finite && clean_factor<Knobs>(factor) && (Centered || st.scale == 1.0f);
-  if constexpr (!Centered) {
-    if (clean)
-      loop(yes{}, no{});
+  const bool clean = clean_factor<Knobs>(factor) && (Centered || st.scale == 1.0f);
+  auto run = [&](auto bias) NORMKIT_LAMBDA_ALWAYS_INLINE {
+    if (NORMKIT_EXPECT(clean && mode.gains == gains_state::finite, true)) {
+      loop(yes{}, bias, no{});
+    } else if (clean && mode.gains == gains_state::unchecked && loop(yes{}, bias, yes{})) {
+      mode.gains = gains_state::finite;
+    } else {
+      if (clean)
+        mode.gains = gains_state::non_finite;
+      loop(no{}, bias, no{});
+    }
+  };
+  if constexpr (Centered) {
+    if (bp)
+      run(yes{});
     else
-      loop(no{}, no{});
-  } else if (bp) {
-    if (clean)
-      loop(yes{}, yes{});
-    else
-      loop(no{}, yes{});
+      run(no{});
   } else {
-    if (clean)
-      loop(yes{}, no{});
-    else
-      loop(no{}, no{});
+    run(no{});
   }
 }
 
@@ -441,8 +474,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
   constexpr std::size_t width = shape<Arch>::width;
   if (rows == 0 || cols == 0)
     return;
-  write_mode mode;
-  mode.stream = stream;
+  write_mode mode{gains_state::unchecked, stream};
   auto x_at = [&](row_cursor c) { return x + c.t * lay.x_stride + c.h * lay.x_head_stride; };
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
@@ -469,15 +501,21 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
     row_factor<Knobs, simd_ops<Arch>>(B::load_aligned(sums), B(static_cast<float>(cols)),
                                       B::load_aligned(epss))
         .store_aligned(factors);
-    // Checked after the first group's statistics, so the gains are the freshest lines in L1 when
-    // its output pass starts (docs/performance.md). Every head's gains, when they differ per head.
+    // One gain set, written out of place: the first clean row checks the gains as it writes
+    // (write_row). Otherwise a scan of every head's gains, after the first group's statistics so
+    // they are the freshest lines in L1 when its output pass starts (docs/performance.md).
     if (r0 == 0) {
-      mode.gains_finite = true;
       const std::size_t gain_sets = lay.gain_head_stride ? lay.heads : 1;
-      for (std::size_t h = 0; h < gain_sets; ++h)
-        mode.gains_finite = mode.gains_finite &&
-                            (!gamma || all_finite_bits<Arch>(gamma + h * lay.gain_head_stride, cols)) &&
-                            (!beta || all_finite_bits<Arch>(beta + h * lay.gain_head_stride, cols));
+      const bool in_place = out.address(0) == static_cast<const void*>(x);
+      bool finite = true;
+      if (gain_sets > 1 || in_place) {
+        for (std::size_t h = 0; h < gain_sets; ++h)
+          finite = finite && (!gamma || all_finite_bits<Arch>(gamma + h * lay.gain_head_stride, cols)) &&
+                   (!beta || all_finite_bits<Arch>(beta + h * lay.gain_head_stride, cols));
+        mode.gains = finite ? gains_state::finite : gains_state::non_finite;
+      } else {
+        mode.gains = gains_state::unchecked;
+      }
     }
     for (std::size_t k = 0; k < n; ++k, at.next(lay.heads)) {
       const In* xr = x_at(at);
