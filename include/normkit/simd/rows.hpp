@@ -15,7 +15,7 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uintptr_t, std::uint16_t, std::uint32_t
 #include <cstring>      // std::memcpy, std::memset
-#include <type_traits>  // std::conditional_t, std::true_type
+#include <type_traits>  // std::conditional_t, std::true_type, std::is_same
 #include <utility>      // std::index_sequence
 
 #include "../core/abi.hpp"
@@ -257,6 +257,15 @@ bool clean_factor(float factor) {
     return factor - factor == 0.0f;
 }
 
+// Whether a kernel checks its gains in the first clean row's output pass (write_row) instead of
+// scanning them before: the all-fp32 kernels, whose rows leave the vector units room for the check
+// and whose gains are the most bytes to scan. The 16-bit kernels are bound on their conversions
+// and measured no faster with it (Zen 3, 1x4096: LayerNorm bf16/f16 2-5 % slower;
+// docs/performance.md), so they keep the scan, and one loop instantiation fewer.
+template <class In, class W, class Out>
+constexpr bool checks_gains_in_output =
+    std::is_same<In, float>::value&& std::is_same<W, float>::value&& std::is_same<Out, float>::value;
+
 // What a call knows of its gains: gamma and beta (when given) hold no NaN or Inf, hold one, or
 // have not been looked at yet -- then the first clean row finds out while it writes (write_row).
 enum class gains_state : unsigned char { finite, non_finite, unchecked };
@@ -310,12 +319,11 @@ struct store_sink {
 // so every path applies the reference's operations -- the same bits in every rounding mode,
 // signed zeros included.
 //
-// Gains not yet checked (mode.gains == unchecked): the first clean row runs the fast loop with
-// plain stores while keeping the largest magnitude bits of every gain and bias register it loads
-// (an AND and a max per register, integer ops that raise no flag; no second pass over the gains).
-// If one is NaN or +-Inf, the row is written again by the general loop, which overwrites every
-// value; the fast pass's sink state is dropped. Not for rows written in place: the first pass
-// would have overwritten x.
+// Gains not yet checked (mode.gains == unchecked, all-fp32 kernels): the first clean row runs the fast loop
+// with plain stores while keeping the largest magnitude bits of every gain and bias register it loads (an AND
+// and a max per register, integer ops that raise no flag; no second pass over the gains). If one is NaN or
+// +-Inf, the row is written again by the general loop, which overwrites every value; the fast pass's sink
+// state is dropped. Not for rows written in place: the first pass would have overwritten x.
 //
 // Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures
 // reloaded through a pointer, callee-saved registers) cost short rows dearly (docs/performance.md).
@@ -421,13 +429,18 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
   auto run = [&](auto bias) NORMKIT_LAMBDA_ALWAYS_INLINE {
     if (NORMKIT_EXPECT(clean && mode.gains == gains_state::finite, true)) {
       loop(yes{}, bias, no{});
-    } else if (clean && mode.gains == gains_state::unchecked && loop(yes{}, bias, yes{})) {
-      mode.gains = gains_state::finite;
-    } else {
-      if (clean)
-        mode.gains = gains_state::non_finite;
-      loop(no{}, bias, no{});
+      return;
     }
+    if constexpr (checks_gains_in_output<In, W, Out>) {
+      if (clean && mode.gains == gains_state::unchecked) {
+        if (loop(yes{}, bias, yes{})) {
+          mode.gains = gains_state::finite;
+          return;
+        }
+        mode.gains = gains_state::non_finite;
+      }
+    }
+    loop(no{}, bias, no{});
   };
   if constexpr (Centered) {
     if (bp)
@@ -508,7 +521,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
       const std::size_t gain_sets = lay.gain_head_stride ? lay.heads : 1;
       const bool in_place = out.address(0) == static_cast<const void*>(x);
       bool finite = true;
-      if (gain_sets > 1 || in_place) {
+      if (gain_sets > 1 || in_place || !checks_gains_in_output<In, W, typename Sink::out_type>) {
         for (std::size_t h = 0; h < gain_sets; ++h)
           finite = finite && (!gamma || all_finite_bits<Arch>(gamma + h * lay.gain_head_stride, cols)) &&
                    (!beta || all_finite_bits<Arch>(beta + h * lay.gain_head_stride, cols));
