@@ -263,8 +263,8 @@ bool clean_factor(float factor) {
 // and measured no faster with it (Zen 3, 1x4096: LayerNorm bf16/f16 2-5 % slower;
 // docs/performance.md), so they keep the scan, and one loop instantiation fewer.
 template <class In, class W, class Out>
-constexpr bool checks_gains_in_output =
-    std::is_same<In, float>::value&& std::is_same<W, float>::value&& std::is_same<Out, float>::value;
+constexpr bool checks_gains_in_output = (std::is_same<In, float>::value && std::is_same<W, float>::value &&
+                                         std::is_same<Out, float>::value);
 
 // What a call knows of its gains: gamma and beta (when given) hold no NaN or Inf, hold one, or
 // have not been looked at yet -- then the first clean row finds out while it writes (write_row).
@@ -367,7 +367,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     I seen(0);  // Check: the largest |g| (and |b|) of the row, as bits
     auto watch = [](I& acc, B ga, B gb, B ba, B bb) NORMKIT_LAMBDA_ALWAYS_INLINE {
       if constexpr (Check) {
-        auto magnitude = [](B v) { return bitwise_as<I>(v) & I(0x7fffffff); };
+        auto magnitude = [](B v) { return bitwise_as<I>(v) & I(storage_traits<float>::magnitude_mask); };
         I m = xsimd::max(magnitude(ga), magnitude(gb));
         if constexpr (HasBias)
           m = xsimd::max(m, xsimd::max(magnitude(ba), magnitude(bb)));
@@ -417,7 +417,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     if (i < end)
       partial(i, end - i);
     if constexpr (Check) {
-      if (xsimd::any(seen > I(0x7f7fffff)))  // an exponent of all ones: NaN or +-Inf
+      if (xsimd::any(seen >= I(storage_traits<float>::exponent_mask)))  // NaN or +-Inf
         return false;
     }
     sink = yo;
