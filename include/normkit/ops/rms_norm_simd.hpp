@@ -28,9 +28,10 @@ struct rms_norm_simd_row {
   static constexpr bool centered = false;
 
   // contract: s = csum(f(x_i)^2), fma into partials (zero padding adds 0); overflow: redo on
-  // x * 2^-e.
+  // x * 2^-e. Inlined into the row driver: as a call it cost a short row (128 columns) about 40
+  // instructions of frame and return value, and the rows' statistics no longer overlapped.
   template <class Arch, bool Interleaved, class Source>
-  static row_stats stats(const Source& x, std::size_t cols, float eps) {
+  NORMKIT_ALWAYS_INLINE static row_stats stats(const Source& x, std::size_t cols, float eps) {
     using B = typename shape<Arch>::batch;
     using M = xsimd::batch_bool<float, Arch>;
     row_stats st{0.0f, 0.0f, 0.0f, 1.0f, eps, false};

@@ -81,6 +81,24 @@ void store_partial(T* p, xsimd::batch<float, Arch> v, std::size_t n) {
   copy_short<shape<Arch>::width>(p, buf, n);
 }
 
+// One step of the fold across registers: acc[k] = acc[k] + acc[k + N/2], k < N/2, as a pack, so
+// every index is a constant the compiler sees before it decides where acc[] lives: with loops
+// (unrolled only later), g++ 12 kept the accumulators in memory, storing and reloading all of
+// them per row (25 of a 128-column row's 135 statistics instructions, and a store-to-load round trip
+// on the reduction's critical path).
+template <std::size_t N, class B, std::size_t... K>
+NORMKIT_ALWAYS_INLINE void fold_step(B* acc, std::index_sequence<K...>) {
+  ((acc[K] = acc[K] + acc[K + N / 2]), ...);
+}
+
+template <std::size_t N, class B>
+NORMKIT_ALWAYS_INLINE void fold_registers(B* acc) {
+  if constexpr (N > 2) {
+    fold_step<N>(acc, std::make_index_sequence<N / 2>{});
+    fold_registers<N / 2>(acc);
+  }
+}
+
 // contract: fold halves. Across registers while w >= 2 * width (acc[2c + r] holds register r of
 // chunk c, so acc[k] + acc[k + n/2] adds partials w apart), then within the last chunk, where
 // the layout decides the order. Split (a = p[0, W), b = p[W, 2W)): w = W adds a + b, then the
@@ -89,10 +107,7 @@ void store_partial(T* p, xsimd::batch<float, Arch> v, std::size_t n) {
 // w = 1 adds p[0] + p[1], a's lane 0 + b's.
 template <class Arch, bool Interleaved>
 NORMKIT_ALWAYS_INLINE float fold(xsimd::batch<float, Arch>* acc) {
-  constexpr std::size_t A = shape<Arch>::accumulators;
-  for (std::size_t n = A; n > 2; n /= 2)
-    for (std::size_t k = 0; k < n / 2; ++k)
-      acc[k] = acc[k] + acc[k + n / 2];
+  fold_registers<shape<Arch>::accumulators>(acc);
   if constexpr (Interleaved)
     return arch_impl::halve_sum<Arch>(acc[0]) + arch_impl::halve_sum<Arch>(acc[1]);
   else
@@ -113,7 +128,10 @@ template <class Arch, bool Interleaved, class In>
 struct plain_source {
   using batch = xsimd::batch<float, Arch>;
   const In* x;
-  const In* next;  // the next row, prefetched by streaming output loops; null for the last row
+  // The row streaming output loops prefetch: the next one, or this one for the call's last row
+  // (its lines are in cache: a wasted load slot per chunk, where testing for none cost a branch).
+  // Null in sources that only compute statistics.
+  const In* next;
 
   // One chunk of 2W values at i; the n < 2W values at i, zero-padded, reading exactly n.
   NORMKIT_ALWAYS_INLINE void load(std::size_t i, batch& a, batch& b) const {
@@ -125,9 +143,8 @@ struct plain_source {
   // The lines of the next row's chunk at i (an AVX-512 f32 chunk spans two).
   NORMKIT_ALWAYS_INLINE void prefetch_next(std::size_t i) const {
     constexpr std::size_t lines = (2 * batch::size * sizeof(In) + cache_line - 1) / cache_line;
-    if (next)
-      for (std::size_t q = 0; q < lines; ++q)
-        arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(next + i) + cache_line * q);
+    for (std::size_t q = 0; q < lines; ++q)
+      arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(next + i) + cache_line * q);
   }
   // Rare paths (non-finite and overflow rows).
   float first() const { return to_float(x[0]); }
@@ -157,7 +174,10 @@ NORMKIT_ALWAYS_INLINE float canonical_sum(const Source& src, std::size_t cols, B
       acc[j + 1] = body(acc[j + 1], b, all);
     }
   }
-  // The last < 64 elements; constant register indices keep acc[] in registers.
+  // The last < 64 elements, if any (the common widths, 128 and 4096, skip the tail's branches);
+  // constant register indices keep acc[] in registers.
+  if (i == cols)
+    return fold<Arch, Interleaved>(acc);
 #pragma GCC unroll 8
   for (std::size_t j = 0; j < A; j += 2, i += W2) {
     B a, b;
@@ -401,6 +421,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
                             cache_line / sizeof(Out));
         for (std::size_t k; i < head; i += k)
           partial(i, k = min_of(W2, head - i));
+#pragma GCC unroll 2
         for (; i + W2 <= end; i += W2) {
           B ra, rb;
           full(i, ra, rb, seen);
@@ -409,6 +430,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
         }
       }
     }
+#pragma GCC unroll 2
     for (; i + W2 <= end; i += W2) {
       B ra, rb;
       full(i, ra, rb, seen);
@@ -500,16 +522,24 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
   alignas(64) float sums[width], epss[width], factors[width];
   for (std::size_t k = 0; k < width; ++k)
     sums[k] = 0.0f, epss[k] = 1.0f;  // lanes past the group's rows: a harmless factor
+  // A group's rows, placed once for both passes: input, output offset, gain offset.
+  struct placed {
+    const In* x;
+    std::size_t y, g;
+  };
+  placed row[width];
   row_cursor at;
   for (std::size_t r0 = 0; r0 < rows; r0 += group) {
     const std::size_t n = min_of(group, rows - r0);
-    row_cursor c = at;
-    for (std::size_t k = 0; k < n; ++k, c.next(lay.heads)) {
-      const plain_source<Arch, IL, In> src{x_at(c), nullptr};
-      st[k] = Row::template stats<Arch, IL>(src, cols, eps);
+    for (std::size_t k = 0; k < n; ++k, at.next(lay.heads)) {
+      row[k] = {x_at(at), at.t * lay.y_stride + at.h * lay.y_head_stride, at.h * lay.gain_head_stride};
+      st[k] = Row::template stats<Arch, IL>(plain_source<Arch, IL, In>{row[k].x, nullptr}, cols, eps);
       sums[k] = st[k].sum;
       epss[k] = st[k].eps;
     }
+    // The row after the group (prefetched by the group's last output pass): the next group's
+    // first, or the call's last row again.
+    const In* const after = r0 + n < rows ? x_at(at) : row[n - 1].x;
     // contract: the factor from s (or var) and eps, per row.
     row_factor<Knobs, simd_ops<Arch>>(B::load_aligned(sums), B(static_cast<float>(cols)),
                                       B::load_aligned(epss))
@@ -530,18 +560,15 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
         mode.gains = gains_state::unchecked;
       }
     }
-    for (std::size_t k = 0; k < n; ++k, at.next(lay.heads)) {
-      const In* xr = x_at(at);
-      Sink yr = out.at(at.t * lay.y_stride + at.h * lay.y_head_stride);
-      const std::size_t g_off = at.h * lay.gain_head_stride;
+    for (std::size_t k = 0; k < n; ++k) {
+      Sink yr = out.at(row[k].y);
       if (st[k].nan_row) {
         yr.fill_nan(cols);
       } else {
-        row_cursor after = at;
-        after.next(lay.heads);
+        const std::size_t g = row[k].g;
         write_row<Arch, Row, Knobs, In, W>(
-            plain_source<Arch, IL, In>{xr, r0 + k + 1 == rows ? nullptr : x_at(after)},
-            gamma ? gamma + g_off : gamma, beta ? beta + g_off : beta, yr, cols, factors[k], st[k], mode);
+            plain_source<Arch, IL, In>{row[k].x, k + 1 < n ? row[k + 1].x : after}, gamma ? gamma + g : gamma,
+            beta ? beta + g : beta, yr, cols, factors[k], st[k], mode);
       }
       out.merge(yr);
     }
