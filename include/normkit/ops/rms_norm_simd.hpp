@@ -29,7 +29,7 @@ struct rms_norm_simd_row {
 
   // contract: s = csum(f(x_i)^2), fma into partials (zero padding adds 0); overflow: redo on
   // x * 2^-e. Inlined into the row driver: as a call it cost a short row (128 columns) about 40
-  // instructions of frame and return value, and the rows' statistics no longer overlapped.
+  // instructions of frame and return value (docs/performance.md).
   template <class Arch, bool Interleaved, class Source>
   NORMKIT_ALWAYS_INLINE static row_stats stats(const Source& x, std::size_t cols, float eps) {
     using B = typename shape<Arch>::batch;

@@ -346,7 +346,8 @@ struct store_sink {
 // state is dropped. Not for rows written in place: the first pass would have overwritten x.
 //
 // Inlined into norm_rows, loops included: as a call, the per-row set-up (closure captures
-// reloaded through a pointer, callee-saved registers) cost short rows dearly (docs/performance.md).
+// reloaded through a pointer, callee-saved registers) cost short rows dearly; the whole-chunk loops
+// unroll by two, halving their index and pointer updates (docs/performance.md).
 template <class Arch, class Row, class Knobs, class In, class W, class Sink, class Source>
 NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W* beta, Sink& sink,
                                      std::size_t cols, float factor, const row_stats& st, write_mode& mode) {
