@@ -405,6 +405,69 @@ TEST_P(Quant, StaticKernelOnCraftedGains) {
   crafted_gain_sweep<norm_kind::layer, normkit::llama, fp16>(i, "layer_norm<llama> f16");
 }
 
+// The static kernel's memory paths (simd/rows.hpp): streamed 1-byte stores (a threshold of 0
+// streams every call; q misaligned by one byte, so each row has a peeled head, and a stride that
+// moves the head from row to row) and the prefetch of the next row in unstreamed calls (an input
+// of 4 MiB of rows of 4 KiB or more: core/tuning.hpp, prefetches), each against the reference,
+// bit for bit, amax included, with nothing written outside q's rows.
+template <norm_kind K, class Policy, class Q>
+void memory_path_case(std::size_t rows, std::size_t threshold, std::size_t q_offset,
+                      const std::string& what) {
+  const std::size_t cols = 2053, q_stride = cols + 5, n = (rows - 1) * q_stride + cols;
+  rng r(7 + q_offset);
+  std::vector<bf16> x(rows * cols), g(cols), b(cols);
+  for (bf16& e : x)
+    e = bf16(r.normal());
+  for (std::size_t j = 0; j < cols; ++j)
+    g[j] = bf16(0.5f + 0.01f * static_cast<float>(j % 97)), b[j] = bf16(0.02f * r.normal());
+  std::vector<Q> q1(n + q_offset + 1), q2(n);
+  std::memset(static_cast<void*>(q1.data()), poison, q1.size());
+  std::memset(static_cast<void*>(q2.data()), poison, q2.size());
+  float a1 = -1.0f, a2 = -1.0f;
+  const float scale = 40.0f;
+  const std::size_t before = normkit::stream_min_bytes();
+  normkit::set_stream_min_bytes(threshold);
+  status s1;
+  if constexpr (K == norm_kind::rms)
+    s1 = normkit::rms_norm_quant<Policy>(x.data(), g.data(), q1.data() + q_offset, rows, cols, 1e-6f, scale,
+                                         &a1, cols, q_stride);
+  else
+    s1 = normkit::layer_norm_quant<Policy>(x.data(), g.data(), b.data(), q1.data() + q_offset, rows, cols,
+                                           1e-5f, scale, &a1, cols, q_stride);
+  normkit::set_stream_min_bytes(before);
+  ASSERT_EQ(s1, status::ok) << what;
+  namespace nr = normkit::reference;
+  if constexpr (K == norm_kind::rms)
+    ASSERT_EQ(nr::rms_norm_quant<Policy>(x.data(), g.data(), q2.data(), rows, cols, 1e-6f, scale, &a2, cols,
+                                         q_stride),
+              status::ok);
+  else
+    ASSERT_EQ(nr::layer_norm_quant<Policy>(x.data(), g.data(), b.data(), q2.data(), rows, cols, 1e-5f, scale,
+                                           &a2, cols, q_stride),
+              status::ok);
+  ASSERT_EQ(u32(a1), u32(a2)) << what << ": amax";
+  for (std::size_t k = 0; k < q_offset; ++k)
+    ASSERT_EQ(qbits(q1[k]), poison) << what << ": wrote before q";
+  ASSERT_EQ(qbits(q1[q_offset + n]), poison) << what << ": wrote past the last row";
+  for (std::size_t k = 0; k < n; ++k)  // the gaps between rows (poison in both) included
+    ASSERT_EQ(qbits(q1[q_offset + k]), qbits(q2[k])) << what << ": element " << k;
+}
+
+TEST_P(Quant, StaticKernelStreamedAndPrefetchedRows) {
+  NORMKIT_USE_ISA(GetParam());
+  const std::string name = normkit::to_string(GetParam());
+  for (const std::size_t offset : {std::size_t(0), std::size_t(1)}) {
+    const std::string what = name + " streamed, q offset " + std::to_string(offset);
+    memory_path_case<norm_kind::rms, normkit::llama, e4m3>(9, 0, offset, what + " rms llama e4m3");
+    memory_path_case<norm_kind::rms, normkit::llama, std::int8_t>(9, 0, offset, what + " rms llama i8");
+    memory_path_case<norm_kind::layer, normkit::pytorch, e4m3>(9, 0, offset, what + " layer pytorch e4m3");
+  }
+  constexpr std::size_t far_rows = 1030;  // 4.03 MiB of rows of 4106 bytes
+  static_assert(nd::prefetches(far_rows * 2053 * sizeof(bf16), 2053 * sizeof(bf16)), "prefetched rows");
+  memory_path_case<norm_kind::rms, normkit::llama, std::int8_t>(
+      far_rows, ~std::size_t(0), 1, name + " unstreamed, prefetched, rms llama i8");
+}
+
 // contract (FP environment): in every rounding mode, and with flush-to-zero, each path gives the
 // reference's bits of that environment -- the block scales' fp16 rounding included (NEON's
 // follows FPCR, so such calls run the reference there: quantize_op::narrows).

@@ -170,6 +170,7 @@ struct reference_stage {
   bool has_kernel(Op, Policy, const A&) const {
     return false;
   }
+  bool streams(std::size_t) const { return false; }
 };
 
 // A composite op's reference: its stages on the component references, one row at a time, with a

@@ -155,9 +155,12 @@ struct run_stage {
   void operator()(Op, Policy, const Args<Ts...>& a) const {
     Args<Ts...> d = a;
     if constexpr (has_stream_flag<Args<Ts...>>::value)
-      d.stream = stream;
+      d.stream = d.stream || stream;
     run<Op, Policy, Ts...>(d);
   }
+  // For a stage that writes an output of the composite but not its output_bytes: whether these
+  // bytes stream.
+  bool streams(std::size_t bytes) const { return detail::streams(bytes, stream_min_bytes()); }
   template <class Op, class Policy, template <class...> class Args, class... Ts>
   bool has_kernel(Op, Policy, const Args<Ts...>&) const {
     return impl::has_kernel<Op, Policy, Ts...>();

@@ -127,6 +127,13 @@ struct quant_outputs {
     if (q.mode == quant_mode::static_scale && q.amax)
       *q.amax = 0.0f;
   }
+  // The bytes of a whole call's q: the statically quantized kernel streams them when the call is
+  // big enough (run.streams), chunk by chunk in add_norm_quant. Nothing else a quantized norm
+  // writes streams (output_bytes): its scratch is reread at once, its residual by the next layer.
+  template <class A>
+  static std::size_t q_bytes(const A& a) {
+    return a.rows * a.cols * sizeof(*a.quant.q);
+  }
   // The statically quantized norm (one kernel op) of rows [r0, r0 + n) of x, rows x_stride apart.
   template <class In, class W, class Q>
   static NORMKIT_TABLE_NAMESPACE::norm_static_quant_args<In, W, Q> direct(
@@ -181,7 +188,8 @@ struct norm_quant_op {
   static bool run_direct(const args<In, W, Q>& a, Run& run) {
     if (a.quant.mode != quant_mode::static_scale)
       return false;
-    const auto d = quant_outputs::direct(a.quant, a.x, a.gamma, a.beta, 0, a.rows, a.cols, a.eps, a.x_stride);
+    auto d = quant_outputs::direct(a.quant, a.x, a.gamma, a.beta, 0, a.rows, a.cols, a.eps, a.x_stride);
+    d.stream = run.streams(quant_outputs::q_bytes(a));
     if (!run.has_kernel(norm_static_quant_op<Norm>{}, Policy{}, d))
       return false;
     begin(a);
@@ -278,8 +286,8 @@ struct add_norm_quant_op {
     }();
     const std::size_t in_stride = reads_sum<Policy, Res> ? a.cols : a.residual_stride;
     if (a.quant.mode == quant_mode::static_scale) {
-      const auto d =
-          quant_outputs::direct(a.quant, norm_in, a.gamma, a.beta, r0, n, a.cols, a.eps, in_stride);
+      auto d = quant_outputs::direct(a.quant, norm_in, a.gamma, a.beta, r0, n, a.cols, a.eps, in_stride);
+      d.stream = run.streams(quant_outputs::q_bytes(a));
       if (run.has_kernel(norm_static_quant_op<Norm>{}, Policy{}, d))
         return run(norm_static_quant_op<Norm>{}, Policy{}, d);
     }

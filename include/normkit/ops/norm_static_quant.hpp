@@ -51,6 +51,7 @@ struct norm_static_quant_args {
   float eps;
   std::size_t x_stride, q_stride;
   float scale;
+  bool stream = false;  // streaming stores (core/op.hpp), set by the quantized norms (norm_quant.hpp)
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 

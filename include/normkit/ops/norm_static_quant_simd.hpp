@@ -31,16 +31,18 @@ namespace detail {
 
 // The sink (simd/rows.hpp): q_i = Q(v_i * scale) per chunk, max |v| bits kept lane-wise per row
 // (m, when there is an amax) and across rows (merge), added to *amax once at the end of the call.
-// In the interleaved layout (bf16 x and gains: simd/chunk.hpp) a holds the even elements and b the
-// odd ones, so a 16-bit word of a's byte and b's byte above it is two outputs in order: one
-// narrowing store instead of two.
+// A chunk's 2W outputs leave in one store (non-temporal when the call streams). In the interleaved
+// layout (bf16 x and gains: simd/chunk.hpp) a holds the even elements and b the odd ones, so a
+// 16-bit word of a's byte and b's byte above it is two outputs in order.
 template <class Arch, bool Interleaved, class Q>
 struct static_quant_sink {
   using S = quant_simd<Arch, Q>;
   using B = typename S::B;
   using U = typename S::U;
   using out_type = Q;
-  static constexpr bool interleaved = Interleaved, can_stream = false;
+  // The output pass takes twice the plain one's, so the test per chunk is cheap and the next row's
+  // statistics need not wait on memory (core/tuning.hpp, prefetches).
+  static constexpr bool interleaved = Interleaved, can_stream = true, prefetches_far_rows = true;
   static constexpr std::size_t W = B::size;
   Q* q;
   float* amax;
@@ -52,7 +54,7 @@ struct static_quant_sink {
   template <bool Finite, bool Stream>
   NORMKIT_ALWAYS_INLINE void store(std::size_t i, B a, B b) {
     if constexpr (Finite)
-      put(reinterpret_cast<std::uint8_t*>(q + i), a, b);
+      put<Stream>(reinterpret_cast<std::uint8_t*>(q + i), a, b);
     else
       put_general(i, 2 * W, a, b);
   }
@@ -74,6 +76,7 @@ struct static_quant_sink {
 
  private:
   // Clean rows (simd/rows.hpp, write_row's fast loop): no NaN in a or b.
+  template <bool Stream>
   NORMKIT_ALWAYS_INLINE void put(std::uint8_t* p, B a, B b) {
     if (amax)
       m = xsimd::max(m, xsimd::max(S::magnitude(a), S::magnitude(b)));
@@ -81,10 +84,9 @@ struct static_quant_sink {
     const U qa = S::template bits<true>(a * sc);
     if constexpr (Interleaved) {  // a truncating 16-bit narrowing drops qb's bits above its byte
       const U qb = S::template bits<true, !arch_impl::pack_u16_truncates<Arch>>(b * sc);
-      arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), qa | (qb << 8));
+      arch_impl::pack_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), qa | (qb << 8));
     } else {
-      S::store(p, qa);
-      S::store(p + W, S::template bits<true>(b * sc));
+      arch_impl::pack2_u8<Arch, Stream>(p, qa, S::template bits<true>(b * sc));
     }
   }
   // Every other row (NaN or Inf gains, an Inf factor, a rescaled row) and every row's tail: the
@@ -110,7 +112,8 @@ struct simd_rows<norm_static_quant_op<Norm>> {
   static void rows(const typename norm_static_quant_op<Norm>::template args<In, W, Q>& a) {
     using Sink = static_quant_sink<Arch, interleaved_inputs<In, W>, Q>;
     norm_rows<Arch, Row, Knobs>(a.x, a.gamma, a.beta, Sink{a.q, a.amax, a.scale, typename Sink::U(0u)},
-                                a.rows, a.cols, a.eps, row_layout{1, a.x_stride, 0, a.q_stride, 0, 0}, false);
+                                a.rows, a.cols, a.eps, row_layout{1, a.x_stride, 0, a.q_stride, 0, 0},
+                                a.stream);
   }
 };
 

@@ -61,29 +61,23 @@ struct quant_simd {
       return bitwise_as<U>(xsimd::to_int(r)) & U(0xffu);
     } else {
       using F = std::conditional_t<std::is_same<Q, e4m3>::value, e4m3_format, e5m2_format>;
-      constexpr int drop = 23 - static_cast<int>(F::man_bits);
+      constexpr int m = static_cast<int>(F::man_bits);
       constexpr std::int32_t max_bits = static_cast<std::int32_t>(F::max_float_bits),
                              min_normal = static_cast<std::int32_t>(F::min_normal_float_bits);
       const I u = bitwise_as<I>(p);
       const I a = u & I(0x7fffffff);
       // Saturation first: max is representable, so |p| >= max (Inf, and NaN, fixed below) rounds
-      // to it on the normal path.
+      // to it.
       const I c = xsimd::min(a, I(max_bits));
-      // Normal results (fp8_round_magnitude): integer RNE on the bits, then rebias, in one constant.
-      constexpr std::int32_t round_rebias =
-          (1 << (drop - 1)) - 1 - static_cast<std::int32_t>((127u - F::bias) << 23);
-      const I normal = (c + I(round_rebias) + ((c >> drop) & I(1))) >> drop;
-      // Subnormal results: units of 2^(1 - bias - man_bits), RNE(|p| * 2^(bias + man_bits - 1)); the
-      // product is exact. Larger lanes are capped at the smallest normal (no overflow, no NaN).
-      constexpr float unit = static_cast<float>(1u << (F::bias + F::man_bits - 1u));
-      const B small = xsimd::min(bitwise_as<B>(c), B(bits_float(F::min_normal_float_bits)));
-      const I sub = arch_impl::int_even<Arch>(small * B(unit));
-      // Selects in the float domain: xsimd 8.1's integer select on AVX-512BW does not compile at -O0
-      // (a blend intrinsic's cast). c is a non-NaN magnitude, so its float order is its integer
-      // order (subnormals included, also under DAZ: they compare as 0 < min_normal); a > 0x7f800000
-      // is exactly a NaN.
-      const I mag = bitwise_as<I>(xsimd::select(bitwise_as<B>(c) < bitwise_as<B>(I(min_normal)),
-                                                bitwise_as<B>(sub), bitwise_as<B>(normal)));
+      // One path for normal and subnormal results (fp8_round_magnitude's two): with E the exponent
+      // of the result's binade, at least the smallest normal's (1 - bias), the result is r units of
+      // 2^(E - m), r = RNE(|p| * 2^(m - E)) in [0, 2^(m+1)] (2^(m+1): a carry into the next
+      // binade), and its pattern is ((E - 1 + bias) << m) + r. t holds E + 127 in the exponent
+      // field, 2^(m - E) is (254 + m) << 23 minus t, the product is exact (a power of two, the
+      // result normal or zero), and the rounding mode is the instruction's, not MXCSR's.
+      const I t = xsimd::max(c & I(0x7f800000), I(min_normal));
+      const B units = bitwise_as<B>(c) * bitwise_as<B>(I((254 + m) << 23) - t);
+      const I mag = ((t - I(min_normal)) >> (23 - m)) + arch_impl::int_even<Arch>(units);
       const I signed_bits = mag | ((u >> 24) & I(0x80));
       if constexpr (Finite)
         return bitwise_as<U>(signed_bits);

@@ -14,6 +14,7 @@
 #include <cstring>  // std::memcpy
 
 #include "../core/abi.hpp"
+#include "../core/storage.hpp"  // NORMKIT_ALWAYS_INLINE
 
 namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
@@ -28,7 +29,7 @@ xsimd::batch<std::uint32_t, Arch> widen_u16(const std::uint16_t* p) {
 // xtn keeps the low 16 bits of any lane (arch_x86.hpp).
 template <class Arch>
 constexpr bool pack_u16_truncates = true;
-template <class Arch>
+template <class Arch, bool Stream = false>
 void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   vst1_u16(p, vmovn_u32(v));
 }
@@ -131,6 +132,12 @@ void pack_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   std::memcpy(p, &w, sizeof w);
 }
 
+// Two batches of such lanes -> 2 * width bytes, a's then b's (Stream: as store_words).
+template <class Arch, bool Stream = false>
+void pack2_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch<std::uint32_t, Arch> b) {
+  vst1_u8(p, vmovn_u16(vcombine_u16(vmovn_u32(a), vmovn_u32(b))));
+}
+
 template <class Arch>
 void stream_f32(float* p, xsimd::batch<float, Arch> v) {
   v.store_aligned(p);  // no non-temporal hint worth having here
@@ -141,7 +148,7 @@ void store_fence() {}
 
 // Into L2 (prfm pldl2keep), as on x86 (arch_x86.hpp): not measured on Arm hardware.
 template <class Arch>
-void prefetch(const void* p) {
+NORMKIT_ALWAYS_INLINE void prefetch(const void* p) {
   __builtin_prefetch(p, 0, 2);
 }
 

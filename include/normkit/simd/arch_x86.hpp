@@ -16,6 +16,7 @@
 #include <type_traits>  // std::is_base_of
 
 #include "../core/abi.hpp"
+#include "../core/storage.hpp"  // NORMKIT_ALWAYS_INLINE
 #include "diagnostics.hpp"
 
 NORMKIT_INTRINSICS_BEGIN
@@ -39,18 +40,34 @@ xsimd::batch<std::uint32_t, Arch> widen_u16(const std::uint16_t* p) {
     return _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// 32 and 16 bytes to p: non-temporal when Stream (p then aligned to them).
+template <bool Stream>
+void store32(void* p, __m256i v) {
+  if constexpr (Stream)
+    _mm256_stream_si256(static_cast<__m256i*>(p), v);
+  else
+    _mm256_storeu_si256(static_cast<__m256i*>(p), v);
+}
+template <bool Stream>
+void store16(void* p, __m128i v) {
+  if constexpr (Stream)
+    _mm_stream_si128(static_cast<__m128i*>(p), v);
+  else
+    _mm_storeu_si128(static_cast<__m128i*>(p), v);
+}
+
 // u32 lanes (each <= 0xffff) -> u16 store (vpmovdw / packusdw). AVX-512's narrowing keeps the low
 // 16 bits of any lane (pack_u16_truncates); AVX2's saturates, so larger lanes store 0xffff or 0.
 template <class Arch>
 constexpr bool pack_u16_truncates = is_avx512<Arch>;
-template <class Arch>
+// Stream: non-temporal, p aligned to the bytes stored.
+template <class Arch, bool Stream = false>
 void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   if constexpr (is_avx512<Arch>) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(v));
+    store32<Stream>(p, _mm512_cvtepi32_epi16(v));
   } else {
     const __m256i r = v;
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
-                     _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+    store16<Stream>(p, _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
   }
 }
 
@@ -63,10 +80,7 @@ void store_words(void* p, xsimd::batch<std::uint32_t, Arch> v) {
     else
       _mm512_storeu_si512(p, v);
   } else {
-    if constexpr (Stream)
-      _mm256_stream_si256(static_cast<__m256i*>(p), v);
-    else
-      _mm256_storeu_si256(static_cast<__m256i*>(p), v);
+    store32<Stream>(p, v);
   }
 }
 
@@ -266,6 +280,20 @@ void pack_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> v) {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(w, w));
   }
 }
+// Two batches of such lanes -> 2 * width bytes, a's then b's, in one store (non-temporal when
+// Stream: p then aligned to them).
+template <class Arch, bool Stream = false>
+void pack2_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch<std::uint32_t, Arch> b) {
+  if constexpr (is_avx512<Arch>) {
+    store32<Stream>(p, _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(a)),
+                                               _mm512_cvtepi32_epi8(b), 1));
+  } else {
+    const __m256i ra = a, rb = b;
+    const __m128i wa = _mm_packus_epi32(_mm256_castsi256_si128(ra), _mm256_extracti128_si256(ra, 1)),
+                  wb = _mm_packus_epi32(_mm256_castsi256_si128(rb), _mm256_extracti128_si256(rb, 1));
+    store16<Stream>(p, _mm_packus_epi16(wa, wb));
+  }
+}
 
 // Non-temporal store of one float batch (p aligned to the batch size).
 template <class Arch>
@@ -283,9 +311,10 @@ void store_fence() {
 }
 
 // Into L2, not L1: a streamed row's x, gamma, beta and the next row's x can exceed L1, and T0
-// evicted the lines the output pass was reading (docs/performance.md).
+// evicted the lines the output pass was reading (docs/performance.md). Always inlined: as a call,
+// g++ 12's mod/ref analysis found it free of side effects and deleted it, in the quantized kernels.
 template <class Arch>
-void prefetch(const void* p) {
+NORMKIT_ALWAYS_INLINE void prefetch(const void* p) {
   _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1);
 }
 

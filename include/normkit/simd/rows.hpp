@@ -294,13 +294,15 @@ enum class gains_state : unsigned char { finite, non_finite, unchecked };
 // streaming decision.
 struct write_mode {
   gains_state gains;
-  bool stream;  // the output is too big to stay cached: non-temporal stores
+  bool stream;    // the output is too big to stay cached: non-temporal stores
+  bool prefetch;  // the input is far (core/tuning.hpp, prefetches): the output passes prefetch the next row
 };
 
 // Where a normalizing op's output pass puts a row: store_sink stores Out (the plain ops); the
 // statically quantized norm has its own (ops/norm_static_quant_simd.hpp). A sink gets the fp32
 // values the policy would round to Out, a chunk at a time in the kernel's chunk layout:
 //   out_type, interleaved, can_stream    its element type, its chunk layout, whether it may stream
+//   prefetches_far_rows                  whether unstreamed rows prefetch when mode.prefetch
 //   at(offset)                           the sink of the row at element `offset`
 //   address(i)                           where element i goes (streaming aligns to cache lines)
 //   store<Finite, Stream>(i, a, b)       a whole chunk at element i (Finite: no NaN in a, b)
@@ -311,7 +313,8 @@ template <class Arch, bool Interleaved, class Out>
 struct store_sink {
   using B = xsimd::batch<float, Arch>;
   using out_type = Out;
-  static constexpr bool interleaved = Interleaved, can_stream = true;
+  // No prefetch in unstreamed rows: the test per chunk cost f32 rows 7-12 % (core/tuning.hpp).
+  static constexpr bool interleaved = Interleaved, can_stream = true, prefetches_far_rows = false;
   Out* y;
 
   store_sink at(std::size_t offset) const { return {y + offset}; }
@@ -372,6 +375,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     Sink yo = sink;
     const Source row = src;
     const std::size_t end = cols;
+    const bool prefetch = mode.prefetch && Sink::prefetches_far_rows;
     auto compute = [=](B v, B g, B b) {
       B c;
       if constexpr (Centered)  // contract: c_i = d_i - m, d_i = fma(f(x_i), scale, -K)
@@ -435,6 +439,10 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     for (; i + W2 <= end; i += W2) {
       B ra, rb;
       full(i, ra, rb, seen);
+      if constexpr (Fast && Sink::prefetches_far_rows) {
+        if (prefetch)
+          row.prefetch_next(i);
+      }
       yo.template store<Fast, false>(i, ra, rb);
     }
     if (i < end)
@@ -510,14 +518,14 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
   constexpr std::size_t width = shape<Arch>::width;
   if (rows == 0 || cols == 0)
     return;
-  write_mode mode{gains_state::unchecked, stream};
+  const std::size_t row_bytes = cols * sizeof(In);
+  write_mode mode{gains_state::unchecked, stream, stream || prefetches(rows * row_bytes, row_bytes)};
   auto x_at = [&](row_cursor c) { return x + c.t * lay.x_stride + c.h * lay.x_head_stride; };
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
   // latency is then paid once per group (bench/README.md); rows are disjoint (validate.hpp), so
   // the order of reads and writes changes no bit. A group's input must still be in L1 when its
   // output pass reads it again.
-  const std::size_t row_bytes = cols * sizeof(In);
   const std::size_t group = min_of(width, max_of<std::size_t>(1, group_max_bytes / row_bytes));
   row_stats st[width];
   alignas(64) float sums[width], epss[width], factors[width];
