@@ -56,6 +56,12 @@ void store16(void* p, __m128i v) {
     _mm_storeu_si128(static_cast<__m128i*>(p), v);
 }
 
+// AVX2: the 8 u32 lanes of v as 8 u16, saturating (packusdw of its two halves, in order).
+template <class Arch>
+__m128i narrow_u16(__m256i v) {
+  return _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+}
+
 // u32 lanes (each <= 0xffff) -> u16 store (vpmovdw / packusdw). AVX-512's narrowing keeps the low
 // 16 bits of any lane (pack_u16_truncates); AVX2's saturates, so larger lanes store 0xffff or 0.
 template <class Arch>
@@ -66,8 +72,7 @@ void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   if constexpr (is_avx512<Arch>) {
     store32<Stream>(p, _mm512_cvtepi32_epi16(v));
   } else {
-    const __m256i r = v;
-    store16<Stream>(p, _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+    store16<Stream>(p, narrow_u16<Arch>(v));
   }
 }
 
@@ -275,8 +280,7 @@ void pack_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   if constexpr (is_avx512<Arch>) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v));
   } else {
-    const __m256i r = v;
-    const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    const __m128i w = narrow_u16<Arch>(v);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(w, w));
   }
 }
@@ -288,10 +292,7 @@ void pack2_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch
     store32<Stream>(p, _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(a)),
                                                _mm512_cvtepi32_epi8(b), 1));
   } else {
-    const __m256i ra = a, rb = b;
-    const __m128i wa = _mm_packus_epi32(_mm256_castsi256_si128(ra), _mm256_extracti128_si256(ra, 1)),
-                  wb = _mm_packus_epi32(_mm256_castsi256_si128(rb), _mm256_extracti128_si256(rb, 1));
-    store16<Stream>(p, _mm_packus_epi16(wa, wb));
+    store16<Stream>(p, _mm_packus_epi16(narrow_u16<Arch>(a), narrow_u16<Arch>(b)));
   }
 }
 

@@ -295,14 +295,14 @@ enum class gains_state : unsigned char { finite, non_finite, unchecked };
 struct write_mode {
   gains_state gains;
   bool stream;    // the output is too big to stay cached: non-temporal stores
-  bool prefetch;  // the input is far (core/tuning.hpp, prefetches): the output passes prefetch the next row
+  bool prefetch;  // unstreamed rows prefetch the next one (the sink wants to, the input is far: tuning.hpp)
 };
 
 // Where a normalizing op's output pass puts a row: store_sink stores Out (the plain ops); the
 // statically quantized norm has its own (ops/norm_static_quant_simd.hpp). A sink gets the fp32
 // values the policy would round to Out, a chunk at a time in the kernel's chunk layout:
 //   out_type, interleaved, can_stream    its element type, its chunk layout, whether it may stream
-//   prefetches_far_rows                  whether unstreamed rows prefetch when mode.prefetch
+//   prefetches_far_rows                  whether unstreamed rows prefetch when the input is far
 //   at(offset)                           the sink of the row at element `offset`
 //   address(i)                           where element i goes (streaming aligns to cache lines)
 //   store<Finite, Stream>(i, a, b)       a whole chunk at element i (Finite: no NaN in a, b)
@@ -375,7 +375,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     Sink yo = sink;
     const Source row = src;
     const std::size_t end = cols;
-    const bool prefetch = mode.prefetch && Sink::prefetches_far_rows;
+    const bool prefetch = mode.prefetch;
     auto compute = [=](B v, B g, B b) {
       B c;
       if constexpr (Centered)  // contract: c_i = d_i - m, d_i = fma(f(x_i), scale, -K)
@@ -519,7 +519,8 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
   if (rows == 0 || cols == 0)
     return;
   const std::size_t row_bytes = cols * sizeof(In);
-  write_mode mode{gains_state::unchecked, stream, stream || prefetches(rows * row_bytes, row_bytes)};
+  write_mode mode{gains_state::unchecked, stream,
+                  Sink::prefetches_far_rows && prefetches(rows * row_bytes, row_bytes)};
   auto x_at = [&](row_cursor c) { return x + c.t * lay.x_stride + c.h * lay.x_head_stride; };
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
