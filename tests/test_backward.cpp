@@ -530,7 +530,8 @@ TEST_P(BackwardParity, ParameterGradientsIndependentOfRowSplits) {
 // line, whole lines (a line of each row before the next row's where a chunk is less than a line),
 // then single chunks and a tail; their bits too. Heads of 0, 1 and 8 elements leave 0, 31 and 24
 // after the lines: whole chunks that fill no line (AVX2 bf16: one of 16; NEON: three of 8). The
-// threshold is pinned to 1 MiB here (the machine's may be tens of MiB) and restored after.
+// threshold is pinned to 1 MiB here (the machine's may be tens of MiB) and restored after. With
+// 4 MiB of dy and x the output passes also prefetch the rows ahead (simd/backward_rows.hpp).
 TEST_P(BackwardParity, StreamingStoresOnLargeOutputs) {
   NORMKIT_USE_ISA(GetParam());
   struct pinned_threshold {
@@ -538,7 +539,8 @@ TEST_P(BackwardParity, StreamingStoresOnLargeOutputs) {
     pinned_threshold() { normkit::set_stream_min_bytes(std::size_t(1) << 20); }
     ~pinned_threshold() { normkit::set_stream_min_bytes(before); }
   } pin;
-  const std::size_t cols = 4096, rows = normkit::stream_min_bytes() / (cols * sizeof(bf16)) + 3;
+  const std::size_t cols = 4096, rows = normkit::detail::prefetch_min_bytes / (2 * cols * sizeof(bf16)) + 3;
+  ASSERT_GE(rows * cols * sizeof(bf16), normkit::stream_min_bytes());
   rng r(11);
   const std::vector<bf16> x = normal_vec<bf16>(r, rows * cols), dy = normal_vec<bf16>(r, rows * cols + 32);
   const std::vector<bf16> gamma = uniform_vec<bf16>(r, cols, 0.5f, 1.5f);

@@ -40,6 +40,10 @@ namespace detail {
 // two ran 21.8 and one the same as two (docs/performance.md). The group size never changes the
 // bits (rows go into the partials in order either way).
 constexpr std::size_t grad_group_rows = 2;
+// Far inputs: each output pass prefetches the dy and x rows of the group this many groups ahead
+// into L2, for the statistics pass that reads them first (two measured a little faster than one;
+// docs/performance.md). Prefetches change no bit.
+constexpr std::size_t grad_prefetch_groups = 2;
 
 // Row: the forward's SIMD row (ops/rms_norm_simd.hpp, ops/layer_norm_simd.hpp): whether rows are
 // centred, and the statistics whose centring a LayerNorm row replays.
@@ -182,6 +186,8 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     db = r2[1];
   };
 
+  // The statistics pass reads dy and x first: for far inputs, from L2 (grad_prefetch_groups).
+  const bool prefetch = prefetches(rows * cols * 2 * sizeof(T), cols * sizeof(T));
   row_scalars st[G];
   for (std::size_t r0 = 0; r0 < rows;) {
     const std::size_t k = r0 / grad_block_rows;
@@ -197,6 +203,18 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
       xr[g] = x + (r0 + g) * x_stride;
       dxr[g] = dx + (r0 + g) * dx_stride;
       st[g] = row_stats_of(r0 + g, dyr[g], xr[g]);
+    }
+    // The rows the prefetches fetch: those of the group grad_prefetch_groups ahead, or (near the
+    // end) this group's own, already cached.
+    const std::size_t ahead = r0 + n_rows + (grad_prefetch_groups - 1) * G;
+    const std::size_t next0 = ahead < rows ? ahead : r0;
+    const std::size_t n_next = min_of(G, rows - next0);
+    const T* pdy[G];
+    const T* px[G];
+    for (std::size_t g = 0; g < G; ++g) {
+      const std::size_t r = next0 + min_of(g, n_next - 1);
+      pdy[g] = dy + r * dy_stride;
+      px[g] = x + r * x_stride;
     }
 
     // The output pass of the group, S chunks at a time: the group's rows in order into the
@@ -225,6 +243,14 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
           else
             load_chunk_partial<Arch, false>(pb + j, n, sb[s][0], sb[s][1]);
         }
+      }
+      if (prefetch && whole) {
+        constexpr std::size_t bytes = S * W2 * sizeof(T);
+        for (std::size_t g = 0; g < G; ++g)
+          for (std::size_t q = 0; q < bytes; q += cache_line) {
+            arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(pdy[g] + i) + q);
+            arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(px[g] + i) + q);
+          }
       }
       for (std::size_t g = 0; g < n_rows; ++g) {
         for (std::size_t s = 0; s < S; ++s) {
