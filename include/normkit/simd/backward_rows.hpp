@@ -204,15 +204,12 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
       dxr[g] = dx + (r0 + g) * dx_stride;
       st[g] = row_stats_of(r0 + g, dyr[g], xr[g]);
     }
-    // The rows the prefetches fetch: those of the group grad_prefetch_groups ahead, or (near the
-    // end) this group's own, already cached.
-    const std::size_t ahead = r0 + n_rows + (grad_prefetch_groups - 1) * G;
-    const std::size_t next0 = ahead < rows ? ahead : r0;
-    const std::size_t n_next = min_of(G, rows - next0);
+    // The rows the prefetches fetch: those grad_prefetch_groups groups ahead (near the end, the
+    // last row, already cached).
     const T* pdy[G];
     const T* px[G];
     for (std::size_t g = 0; g < G; ++g) {
-      const std::size_t r = next0 + min_of(g, n_next - 1);
+      const std::size_t r = min_of(r0 + g + grad_prefetch_groups * G, rows - 1);
       pdy[g] = dy + r * dy_stride;
       px[g] = x + r * x_stride;
     }
@@ -244,13 +241,11 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
             load_chunk_partial<Arch, false>(pb + j, n, sb[s][0], sb[s][1]);
         }
       }
-      if (prefetch && whole) {
-        constexpr std::size_t bytes = S * W2 * sizeof(T);
-        for (std::size_t g = 0; g < G; ++g)
-          for (std::size_t q = 0; q < bytes; q += cache_line) {
-            arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(pdy[g] + i) + q);
-            arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(px[g] + i) + q);
-          }
+      if (prefetch && whole) {  // S chunks fill one line where a chunk is less (chunks_per_line)
+        for (std::size_t g = 0; g < G; ++g) {
+          prefetch_chunk<Arch>(pdy[g] + i);
+          prefetch_chunk<Arch>(px[g] + i);
+        }
       }
       for (std::size_t g = 0; g < n_rows; ++g) {
         for (std::size_t s = 0; s < S; ++s) {

@@ -124,6 +124,14 @@ NORMKIT_ALWAYS_INLINE void zero_all(B* acc, std::index_sequence<I...>) {
 // A row's values as the ops read them: here the input row itself (f(x_i), exactly). The row
 // machinery reads rows only through a source, so an op whose values are computed (x + residual)
 // brings its own source and reuses every loop below.
+// Prefetches into L2 the lines of the chunk of 2W elements at p (an AVX-512 f32 chunk spans two).
+template <class Arch, class T>
+NORMKIT_ALWAYS_INLINE void prefetch_chunk(const T* p) {
+  constexpr std::size_t lines = (2 * shape<Arch>::width * sizeof(T) + cache_line - 1) / cache_line;
+  for (std::size_t q = 0; q < lines; ++q)
+    arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(p) + cache_line * q);
+}
+
 template <class Arch, bool Interleaved, class In>
 struct plain_source {
   using batch = xsimd::batch<float, Arch>;
@@ -140,12 +148,8 @@ struct plain_source {
   NORMKIT_ALWAYS_INLINE void load_partial(std::size_t i, std::size_t n, batch& a, batch& b) const {
     load_chunk_partial<Arch, Interleaved>(x + i, n, a, b);
   }
-  // The lines of the next row's chunk at i (an AVX-512 f32 chunk spans two).
-  NORMKIT_ALWAYS_INLINE void prefetch_next(std::size_t i) const {
-    constexpr std::size_t lines = (2 * batch::size * sizeof(In) + cache_line - 1) / cache_line;
-    for (std::size_t q = 0; q < lines; ++q)
-      arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(next + i) + cache_line * q);
-  }
+  // The lines of the next row's chunk at i.
+  NORMKIT_ALWAYS_INLINE void prefetch_next(std::size_t i) const { prefetch_chunk<Arch>(next + i); }
   // Rare paths (non-finite and overflow rows).
   float first() const { return to_float(x[0]); }
   bool all_finite(std::size_t cols) const;
