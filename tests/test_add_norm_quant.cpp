@@ -284,6 +284,17 @@ TEST_P(AddNormQuant, Fp8FormatsEqualReferenceAndUnfused) {
                                                         "rms llama e4m3 dynamic");
 }
 
+// Inputs far enough that each quantize stage prefetches the next chunk's rows of x and of the
+// residual (ops/norm_quant.hpp): never read through, so no bit changes.
+TEST_P(AddNormQuant, PrefetchedRowsEqualReferenceAndUnfused) {
+  NORMKIT_USE_ISA(GetParam());
+  const shape s{1030, 2048, 2052, 2050, 2048};  // 4 MiB of 4 KiB x rows: prefetched
+  static_assert(normkit::detail::prefetches(1030 * 2048 * sizeof(bf16), 2048 * sizeof(bf16)), "prefetched");
+  one_case<norm::rms, normkit::llama, bf16, bf16, std::int8_t>(mode::q8_0, s, 0.0f, 93, "rms llama far q8_0");
+  one_case<norm::rms, normkit::llama, bf16, bf16, e4m3>(mode::dynamic_row, s, 0.0f, 94,
+                                                        "rms llama far e4m3 dynamic");
+}
+
 // ---- Bad arguments: each status in the documented order (quant.hpp), nothing written.
 TEST_P(AddNormQuant, BadArgumentsReturnTheirStatusAndWriteNothing) {
   NORMKIT_USE_ISA(GetParam());

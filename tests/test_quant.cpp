@@ -468,6 +468,42 @@ TEST_P(Quant, StaticKernelStreamedAndPrefetchedRows) {
       far_rows, ~std::size_t(0), 1, name + " unstreamed, prefetched, rms llama i8");
 }
 
+// The staged quantized norms (dynamic, Q8_0) on inputs far enough that each quantize stage
+// prefetches the next chunk's rows (ops/norm_quant.hpp): the hint is never read through, so the
+// bits are the reference's; and its geometry, which no output shows, checked on its own: the rows
+// that follow the chunk, no more than the call has, none after the last chunk or in a small call.
+TEST_P(Quant, StagedRowsPrefetchTheNextChunk) {
+  NORMKIT_USE_ISA(GetParam());
+  const std::string what = std::string(normkit::to_string(GetParam())) + " far rows";
+  const norm_case far{1027, 2048, 2056, 2050, 1e-6f, 77};  // 4.03 MiB of 4 KiB rows, a partial last chunk
+  static_assert(nd::prefetches(1027 * 2048 * sizeof(bf16), 2048 * sizeof(bf16)), "prefetched rows");
+  fused_case<norm_kind::rms, normkit::llama, bf16, bf16, e4m3>(far, quant_mode::dynamic_row, 0.0f,
+                                                               what + " rms llama e4m3 dynamic");
+  fused_case<norm_kind::layer, normkit::pytorch, bf16, bf16, std::int8_t>(far, quant_mode::dynamic_row, 0.01f,
+                                                                          what + " layer pytorch i8 dynamic");
+  norm_case blocks = far;
+  blocks.q_stride = far.cols / 32;
+  fused_case<norm_kind::rms, normkit::llama, bf16, bf16, std::int8_t>(blocks, quant_mode::q8_0, 0.0f,
+                                                                      what + " rms llama q8_0");
+
+  const std::size_t rows = 600, cols = 4096, stride = 4100;  // 4.7 MiB of bf16
+  std::vector<bf16> x(rows * stride), res(rows * stride);
+  const auto q = normkit::impl::dynamic_quant<std::int8_t>(nullptr, nullptr, 0.0f, cols);
+  using qo = nd::quant_outputs;
+  const auto first = qo::stage(q, 0, 2, rows, cols, nullptr, x.data(), stride, res.data(), stride);
+  EXPECT_EQ(first.ahead[0], x.data() + 2 * stride);
+  EXPECT_EQ(first.ahead[1], res.data() + 2 * stride);
+  EXPECT_EQ(first.ahead_stride[0], stride * sizeof(bf16));
+  EXPECT_EQ(first.ahead_rows, 2u);
+  EXPECT_EQ(first.ahead_elem, sizeof(bf16));
+  const auto before_last = qo::stage(q, 597, 2, rows, cols, nullptr, x.data(), stride);
+  EXPECT_EQ(before_last.ahead[0], x.data() + 599 * stride);
+  EXPECT_EQ(before_last.ahead[1], nullptr);
+  EXPECT_EQ(before_last.ahead_rows, 1u);  // only the call's last row follows
+  EXPECT_EQ(qo::stage(q, 598, 2, rows, cols, nullptr, x.data(), stride).ahead[0], nullptr);
+  EXPECT_EQ(qo::stage(q, 0, 2, 10, cols, nullptr, x.data(), stride).ahead[0], nullptr);  // cached input
+}
+
 // contract (FP environment): in every rounding mode, and with flush-to-zero, each path gives the
 // reference's bits of that environment -- the block scales' fp16 rounding included (NEON's
 // follows FPCR, so such calls run the reference there: quantize_op::narrows).

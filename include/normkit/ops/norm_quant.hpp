@@ -13,6 +13,8 @@
 // build holds its kernel (run.has_kernel): norm_static_quant_op (ops/norm_static_quant.hpp), whose
 // output pass quantizes in registers -- for norm_quant the whole call, for add_norm_quant each
 // chunk after its add. Its reference is the two stages' arithmetic, value for value.
+// On inputs beyond L2 each quantize stage prefetches the next chunk's input rows (stage): the
+// stages are compute-bound, and without it the next chunk's statistics waited on DRAM.
 // So the bits are, by construction, those of the component references in sequence: the quantized
 // norm (quant.hpp) of the stored residual, or of the fp32 sums under residual_norm::fp32_sum.
 // The quantization has one output across rows, the static mode's amax: `begin` sets it to 0
@@ -31,6 +33,7 @@
 #include "../core/op.hpp"
 #include "../core/policy.hpp"
 #include "../core/status.hpp"
+#include "../core/tuning.hpp"
 #include "../core/validate.hpp"
 #include "add_norm.hpp"
 #include "layer_norm.hpp"
@@ -141,12 +144,27 @@ struct quant_outputs {
       std::size_t r0, std::size_t n, std::size_t cols, float eps, std::size_t x_stride) {
     return {x, gamma, beta, q.q + r0 * q.q_stride, q.amax, n, cols, eps, x_stride, q.q_stride, q.scale};
   }
-  // The quantize stage of rows [r0, r0 + n), whose v are n rows of cols floats at v.
-  template <class Q>
+  // The quantize stage of rows [r0, r0 + n) of a call of `rows`, whose v are n rows of cols floats
+  // at v. When the call's inputs are far (core/tuning.hpp, prefetches), the stage prefetches the
+  // next chunk's rows of x (and of the residual: null when none) as it goes, so that the next
+  // chunk's first stage finds them in L2 instead of waiting on memory after a compute-bound stage.
+  template <class Q, class In>
   static NORMKIT_TABLE_NAMESPACE::quantize_args<Q> stage(const NORMKIT_TABLE_NAMESPACE::quantize_args<Q>& q,
-                                                         std::size_t r0, std::size_t n, std::size_t cols,
-                                                         const float* v) {
+                                                         std::size_t r0, std::size_t n, std::size_t rows,
+                                                         std::size_t cols, const float* v, const In* x,
+                                                         std::size_t x_stride, const In* residual = nullptr,
+                                                         std::size_t residual_stride = 0) {
     NORMKIT_TABLE_NAMESPACE::quantize_args<Q> s = q;
+    if (r0 + n < rows && prefetches(rows * cols * sizeof(In), cols * sizeof(In))) {
+      s.ahead[0] = x + (r0 + n) * x_stride;
+      s.ahead_stride[0] = x_stride * sizeof(In);
+      if (residual) {
+        s.ahead[1] = residual + (r0 + n) * residual_stride;
+        s.ahead_stride[1] = residual_stride * sizeof(In);
+      }
+      s.ahead_rows = min_of(n, rows - r0 - n);
+      s.ahead_elem = sizeof(In);
+    }
     s.v = v;
     s.rows = n;
     s.cols = cols;
@@ -217,7 +235,8 @@ struct norm_quant_op {
     run(Norm{}, Policy{},
         norm_args_of(Norm{}, a.x + r0 * a.x_stride, a.gamma, a.beta, v, n, a.cols, a.eps, a.x_stride,
                      a.cols));
-    run(quantize_op{}, round_once{}, quant_outputs::stage(a.quant, r0, n, a.cols, v));
+    run(quantize_op{}, round_once{},
+        quant_outputs::stage(a.quant, r0, n, a.rows, a.cols, v, a.x, a.x_stride));
   }
 
   // The bits: the same stages on the component references, one row at a time.
@@ -293,7 +312,9 @@ struct add_norm_quant_op {
     }
     run(Norm{}, Policy{},
         norm_args_of(Norm{}, norm_in, a.gamma, a.beta, v, n, a.cols, a.eps, in_stride, a.cols));
-    run(quantize_op{}, round_once{}, quant_outputs::stage(a.quant, r0, n, a.cols, v));
+    run(quantize_op{}, round_once{},
+        quant_outputs::stage(a.quant, r0, n, a.rows, a.cols, v, a.x, a.x_stride, a.residual,
+                             a.residual_stride));
   }
 
   template <class Policy, class Res, class W, class Q>

@@ -70,6 +70,13 @@ struct quantize_args {
   std::size_t rows, cols, v_stride, q_stride;
   float scale;  // static_scale: the multiplier; dynamic_row: scale_ub (<= 0: no cap)
   quant_mode mode;
+  // A hint, not an operand (nothing is read through it): up to two matrices whose rows the caller
+  // reads next, which the SIMD rows prefetch into L2 as they go -- while quantizing element i of
+  // row r < ahead_rows, the bytes at ahead[k] + r * ahead_stride[k] + i * ahead_elem. The quantized
+  // norms pass their next chunk's inputs (ops/norm_quant.hpp). Null: none.
+  const void* ahead[2] = {nullptr, nullptr};
+  std::size_t ahead_stride[2] = {0, 0};
+  std::size_t ahead_rows = 0, ahead_elem = 0;
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 

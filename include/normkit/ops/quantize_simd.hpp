@@ -33,6 +33,32 @@ namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
+// The caller's next rows (quantize_args::ahead): prefetch(i, n) brings into L2 the lines of
+// elements [i, i + n) of each -- n * elem bytes, one line at a time. Null p[0]: nothing.
+template <class Arch>
+struct ahead_row {
+  const char* p[2];
+  std::size_t elem;
+  NORMKIT_ALWAYS_INLINE void prefetch(std::size_t i, std::size_t n) const {
+    if (p[0])
+      for (std::size_t o = 0; o < n * elem; o += cache_line) {
+        arch_impl::prefetch<Arch>(p[0] + i * elem + o);
+        if (p[1])
+          arch_impl::prefetch<Arch>(p[1] + i * elem + o);
+      }
+  }
+  // Row r of the call's hint, or none past its rows.
+  template <class A>
+  static ahead_row of(const A& a, std::size_t r) {
+    if (!a.ahead[0] || r >= a.ahead_rows)
+      return {{nullptr, nullptr}, 0};
+    auto at = [&](int k) {
+      return a.ahead[k] ? static_cast<const char*>(a.ahead[k]) + r * a.ahead_stride[k] : nullptr;
+    };
+    return {{at(0), at(1)}, a.ahead_elem};
+  }
+};
+
 template <class Arch, class Q>
 struct quant_simd {
   using B = xsimd::batch<float, Arch>;
@@ -131,7 +157,7 @@ struct quant_simd {
 
   // q_i = quantized_bits(v_i op c), op = * or /; returns max |v| bits when Amax.
   template <bool Divide, bool Amax>
-  static std::uint32_t scaled_row(const float* v, Q* q, std::size_t n, float c) {
+  static std::uint32_t scaled_row(const float* v, Q* q, std::size_t n, float c, ahead_row<Arch> next = {}) {
     const B cb(c);
     U m(0u);
     auto one = [&](B x) {
@@ -141,6 +167,7 @@ struct quant_simd {
     };
     std::size_t i = 0;
     for (; i + 2 * W <= n; i += 2 * W) {
+      next.prefetch(i, 2 * W);
       store(q + i, one(B::load_unaligned(v + i)));
       store(q + i + W, one(B::load_unaligned(v + i + W)));
     }
@@ -154,7 +181,7 @@ struct quant_simd {
   // Blocks in groups: the maxima, then the scales (W blocks per register), then the values, so
   // that the scale arithmetic (two divisions and the fp16 rounding per block) is not a scalar
   // chain between each block's loads and stores.
-  static void q8_0_row(const float* v, block_q8_0* out, std::size_t n) {
+  static void q8_0_row(const float* v, block_q8_0* out, std::size_t n, ahead_row<Arch> next = {}) {
     constexpr std::size_t K = block_q8_0::size / W;  // registers per block
     static_assert(K * W == block_q8_0::size, "a block is whole registers");
     constexpr std::size_t G = 64;  // blocks per group
@@ -192,6 +219,7 @@ struct quant_simd {
       }
       for (std::size_t b = 0; b < nb; ++b) {
         const float* x = v + (b0 + b) * block_q8_0::size;
+        next.prefetch((b0 + b) * block_q8_0::size, block_q8_0::size);
         const B ib(id[b]);
         for (std::size_t k = 0; k < K; ++k)
           store(out[b0 + b].qs + k * W, round_away_bits(B::load_unaligned(x + k * W) * ib));
@@ -208,26 +236,27 @@ struct simd_rows<quantize_op> {
     std::uint32_t amax = 0;
     for (std::size_t r = 0; r < a.rows; ++r) {
       const float* v = a.v + r * a.v_stride;
+      const auto next = ahead_row<Arch>::of(a, r);
       switch (a.mode) {
         case quant_mode::static_scale:
           if (a.amax)
-            amax =
-                max_of(amax, S::template scaled_row<false, true>(v, a.q + r * a.q_stride, a.cols, a.scale));
+            amax = max_of(
+                amax, S::template scaled_row<false, true>(v, a.q + r * a.q_stride, a.cols, a.scale, next));
           else
-            S::template scaled_row<false, false>(v, a.q + r * a.q_stride, a.cols, a.scale);
+            S::template scaled_row<false, false>(v, a.q + r * a.q_stride, a.cols, a.scale, next);
           break;
         case quant_mode::dynamic_row: {
           const float s = dynamic_scale<Q>(S::row_max(v, a.cols), a.scale);
           a.scales[r] = s;
           if constexpr (std::is_same<Q, std::int8_t>::value)
-            S::template scaled_row<false, false>(v, a.q + r * a.q_stride, a.cols, 1.0f / s);
+            S::template scaled_row<false, false>(v, a.q + r * a.q_stride, a.cols, 1.0f / s, next);
           else
-            S::template scaled_row<true, false>(v, a.q + r * a.q_stride, a.cols, s);
+            S::template scaled_row<true, false>(v, a.q + r * a.q_stride, a.cols, s, next);
           break;
         }
         case quant_mode::q8_0:
           if constexpr (std::is_same<Q, std::int8_t>::value)
-            S::q8_0_row(v, a.blocks + r * a.q_stride, a.cols);
+            S::q8_0_row(v, a.blocks + r * a.q_stride, a.cols, next);
           break;
       }
     }
