@@ -34,18 +34,15 @@ inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 // The caller's next rows (quantize_args::ahead): prefetch(i, n) brings into L2 the lines of
-// elements [i, i + n) of each -- n * elem bytes, one line at a time. Null p[0]: nothing.
+// elements [i, i + n) of each (simd/rows.hpp, prefetch_bytes). Null p[k]: nothing from it.
 template <class Arch>
 struct ahead_row {
   const char* p[2];
   std::size_t elem;
   NORMKIT_ALWAYS_INLINE void prefetch(std::size_t i, std::size_t n) const {
-    if (p[0])
-      for (std::size_t o = 0; o < n * elem; o += cache_line) {
-        arch_impl::prefetch<Arch>(p[0] + i * elem + o);
-        if (p[1])
-          arch_impl::prefetch<Arch>(p[1] + i * elem + o);
-      }
+    for (const char* row : p)
+      if (row)
+        prefetch_bytes<Arch>(row + i * elem, n * elem);
   }
   // Row r of the call's hint, or none past its rows.
   template <class A>

@@ -124,12 +124,16 @@ NORMKIT_ALWAYS_INLINE void zero_all(B* acc, std::index_sequence<I...>) {
 // A row's values as the ops read them: here the input row itself (f(x_i), exactly). The row
 // machinery reads rows only through a source, so an op whose values are computed (x + residual)
 // brings its own source and reuses every loop below.
-// Prefetches into L2 the lines of the chunk of 2W elements at p (an AVX-512 f32 chunk spans two).
+// Prefetches into L2 the lines of the `bytes` bytes at p, one line at a time.
+template <class Arch>
+NORMKIT_ALWAYS_INLINE void prefetch_bytes(const void* p, std::size_t bytes) {
+  for (std::size_t o = 0; o < bytes; o += cache_line)
+    arch_impl::prefetch<Arch>(static_cast<const char*>(p) + o);
+}
+// The lines of the chunk of 2W elements at p (an AVX-512 f32 chunk spans two).
 template <class Arch, class T>
 NORMKIT_ALWAYS_INLINE void prefetch_chunk(const T* p) {
-  constexpr std::size_t lines = (2 * shape<Arch>::width * sizeof(T) + cache_line - 1) / cache_line;
-  for (std::size_t q = 0; q < lines; ++q)
-    arch_impl::prefetch<Arch>(reinterpret_cast<const char*>(p) + cache_line * q);
+  prefetch_bytes<Arch>(p, 2 * shape<Arch>::width * sizeof(T));
 }
 
 template <class Arch, bool Interleaved, class In>
