@@ -109,6 +109,14 @@ inline std::string isa_param_name(const ::testing::TestParamInfo<normkit::isa>& 
   return normkit::to_string(info.param);
 }
 
+// Pins the streaming threshold (normkit::set_stream_min_bytes) for the scope of a test -- the
+// machine's may be tens of MiB -- and restores it after.
+struct pinned_stream_threshold {
+  std::size_t before = normkit::stream_min_bytes();
+  explicit pinned_stream_threshold(std::size_t bytes) { normkit::set_stream_min_bytes(bytes); }
+  ~pinned_stream_threshold() { normkit::set_stream_min_bytes(before); }
+};
+
 // Selects an ISA for the scope of a test and restores the previous one.
 class isa_scope {
  public:

@@ -391,6 +391,55 @@ TEST_P(AddNorm, ResidualAddRoundsOnceAndCanonicalizesNaN) {
   check_residual_add<fp16>();
 }
 
+// Far inputs with a streamed output: the norm stage of each chunk prefetches the next chunk's x and
+// residual rows (core/ahead.hpp) in its streaming loop. Prefetches change no bit: the same
+// residual and y as the reference, with strides, for both norms and both residual modes.
+TEST_P(AddNorm, FarStreamedChunksEqualTheReference) {
+  NORMKIT_USE_ISA(GetParam());
+  const pinned_stream_threshold pin(std::size_t(1) << 20);
+  // 4.8 MiB of bf16 x, 8 KiB rows: past prefetches() (core/tuning.hpp), an odd chunk at the end.
+  const shape far{601, 4096, 4100, 4104, 4096, false};
+  check_fused<normkit::llama, false, bf16, bf16, bf16>(far, 41);
+  check_fused<normkit::pytorch, true, bf16, bf16, bf16>(far, 43);
+  check_fused<normkit::flashinfer, false, bf16, bf16, bf16>(far, 47);
+}
+
+// The hint the norm stage gets: chunk [r0, r0 + n) points at rows r0 + n... of x and of the
+// residual (their strides in bytes), as many as the next chunk has; none for the last chunk or a
+// call whose input stays in cache.
+TEST(AddNormStages, NormStageCarriesTheNextChunksRows) {
+  using op = normkit::detail::add_rms_norm_op;
+  const std::size_t rows = 600, cols = 4096, xs = 4100, rs = 4104;
+  std::vector<bf16> x(rows * xs), r(rows * rs), y(rows * cols);
+  op::args<bf16, bf16, bf16> a{x.data(), r.data(), nullptr, nullptr, y.data(), rows,
+                               cols,     1e-6f,    xs,      rs,      cols};
+  auto hint_of = [&](std::size_t r0, std::size_t n, std::size_t call_rows) {
+    normkit::detail::rows_ahead got;
+    int norms = 0;
+    a.rows = call_rows;
+    op::run_rows<normkit::llama>(a, r0, n, nullptr, [&](auto stage, auto, const auto& args) {
+      if constexpr (std::is_same<decltype(stage), normkit::detail::rms_norm_op>::value) {
+        got = args.ahead;
+        ++norms;
+      }
+    });
+    EXPECT_EQ(norms, 1);
+    return got;
+  };
+  const auto first = hint_of(0, 2, rows);
+  EXPECT_EQ(first.at[0], x.data() + 2 * xs);
+  EXPECT_EQ(first.at[1], r.data() + 2 * rs);
+  EXPECT_EQ(first.stride[0], xs * sizeof(bf16));
+  EXPECT_EQ(first.stride[1], rs * sizeof(bf16));
+  EXPECT_EQ(first.rows, 2u);
+  EXPECT_EQ(first.elem, sizeof(bf16));
+  const auto before_last = hint_of(597, 2, rows);
+  EXPECT_EQ(before_last.at[0], x.data() + 599 * xs);
+  EXPECT_EQ(before_last.rows, 1u);  // only the call's last row follows
+  EXPECT_EQ(hint_of(598, 2, rows).at[0], nullptr);
+  EXPECT_EQ(hint_of(0, 2, 10).at[0], nullptr);  // 80 KiB of input: cached
+}
+
 // Bad arguments: their status, nothing written (x, residual and y keep their bits).
 TEST_P(AddNorm, BadArgumentsReturnTheirStatusAndTouchNothing) {
   NORMKIT_USE_ISA(GetParam());

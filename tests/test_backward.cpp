@@ -534,11 +534,7 @@ TEST_P(BackwardParity, ParameterGradientsIndependentOfRowSplits) {
 // 4 MiB of dy and x the output passes also prefetch the rows ahead (simd/backward_rows.hpp).
 TEST_P(BackwardParity, StreamingStoresOnLargeOutputs) {
   NORMKIT_USE_ISA(GetParam());
-  struct pinned_threshold {
-    std::size_t before = normkit::stream_min_bytes();
-    pinned_threshold() { normkit::set_stream_min_bytes(std::size_t(1) << 20); }
-    ~pinned_threshold() { normkit::set_stream_min_bytes(before); }
-  } pin;
+  const pinned_stream_threshold pin(std::size_t(1) << 20);
   const std::size_t cols = 4096, rows = normkit::detail::prefetch_min_bytes / (2 * cols * sizeof(bf16)) + 3;
   ASSERT_GE(rows * cols * sizeof(bf16), normkit::stream_min_bytes());
   rng r(11);

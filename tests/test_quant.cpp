@@ -491,17 +491,17 @@ TEST_P(Quant, StagedRowsPrefetchTheNextChunk) {
   const auto q = normkit::impl::dynamic_quant<std::int8_t>(nullptr, nullptr, 0.0f, cols);
   using qo = nd::quant_outputs;
   const auto first = qo::stage(q, 0, 2, rows, cols, nullptr, x.data(), stride, res.data(), stride);
-  EXPECT_EQ(first.ahead[0], x.data() + 2 * stride);
-  EXPECT_EQ(first.ahead[1], res.data() + 2 * stride);
-  EXPECT_EQ(first.ahead_stride[0], stride * sizeof(bf16));
-  EXPECT_EQ(first.ahead_rows, 2u);
-  EXPECT_EQ(first.ahead_elem, sizeof(bf16));
+  EXPECT_EQ(first.ahead.at[0], x.data() + 2 * stride);
+  EXPECT_EQ(first.ahead.at[1], res.data() + 2 * stride);
+  EXPECT_EQ(first.ahead.stride[0], stride * sizeof(bf16));
+  EXPECT_EQ(first.ahead.rows, 2u);
+  EXPECT_EQ(first.ahead.elem, sizeof(bf16));
   const auto before_last = qo::stage(q, 597, 2, rows, cols, nullptr, x.data(), stride);
-  EXPECT_EQ(before_last.ahead[0], x.data() + 599 * stride);
-  EXPECT_EQ(before_last.ahead[1], nullptr);
-  EXPECT_EQ(before_last.ahead_rows, 1u);  // only the call's last row follows
-  EXPECT_EQ(qo::stage(q, 598, 2, rows, cols, nullptr, x.data(), stride).ahead[0], nullptr);
-  EXPECT_EQ(qo::stage(q, 0, 2, 10, cols, nullptr, x.data(), stride).ahead[0], nullptr);  // cached input
+  EXPECT_EQ(before_last.ahead.at[0], x.data() + 599 * stride);
+  EXPECT_EQ(before_last.ahead.at[1], nullptr);
+  EXPECT_EQ(before_last.ahead.rows, 1u);  // only the call's last row follows
+  EXPECT_EQ(qo::stage(q, 598, 2, rows, cols, nullptr, x.data(), stride).ahead.at[0], nullptr);
+  EXPECT_EQ(qo::stage(q, 0, 2, 10, cols, nullptr, x.data(), stride).ahead.at[0], nullptr);  // cached input
 }
 
 // contract (FP environment): in every rounding mode, and with flush-to-zero, each path gives the

@@ -16,6 +16,7 @@
 #include <type_traits>  // std::conditional_t, std::is_same
 
 #include "../core/abi.hpp"
+#include "../core/ahead.hpp"
 #include "../core/op.hpp"
 #include "../core/policy.hpp"
 #include "../core/status.hpp"
@@ -115,14 +116,20 @@ struct add_norm_op : norm_op {
     run(residual_add_op{}, Policy{},
         NORMKIT_TABLE_NAMESPACE::residual_add_args<Res>{x, res, sum, n, a.cols, a.x_stride,
                                                         a.residual_stride});
-    if constexpr (reads_sum<Policy, Res>)
-      run(Norm{}, Policy{},
-          norm_args_of(Norm{}, static_cast<const float*>(sum), a.gamma, a.beta, y, n, a.cols, a.eps, a.cols,
-                       a.y_stride));
-    else
-      run(Norm{}, Policy{},
-          norm_args_of(Norm{}, static_cast<const Res*>(res), a.gamma, a.beta, y, n, a.cols, a.eps,
-                       a.residual_stride, a.y_stride));
+    // The norm stage prefetches the next chunk's x and residual rows, which the next add reads.
+    const rows_ahead ahead =
+        next_chunk_ahead(r0, n, a.rows, a.cols, a.x, a.x_stride, a.residual, a.residual_stride);
+    if constexpr (reads_sum<Policy, Res>) {
+      auto na = norm_args_of(Norm{}, static_cast<const float*>(sum), a.gamma, a.beta, y, n, a.cols, a.eps,
+                             a.cols, a.y_stride);
+      na.ahead = ahead;
+      run(Norm{}, Policy{}, na);
+    } else {
+      auto na = norm_args_of(Norm{}, static_cast<const Res*>(res), a.gamma, a.beta, y, n, a.cols, a.eps,
+                             a.residual_stride, a.y_stride);
+      na.ahead = ahead;
+      run(Norm{}, Policy{}, na);
+    }
   }
 
   // The bits: the same stages on the component references, one row at a time.

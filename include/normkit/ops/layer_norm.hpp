@@ -8,6 +8,7 @@
 #include <cstddef>  // std::size_t
 
 #include "../core/abi.hpp"
+#include "../core/ahead.hpp"
 #include "../core/canonical_sum.hpp"
 #include "../core/epilogue.hpp"
 #include "../core/math.hpp"
@@ -37,7 +38,8 @@ struct layer_norm_args {
   // Head views (rms_norm_heads / layer_norm_heads): `heads` rows per token, row (t, h) at
   // t * x_stride + h * x_head_stride (y likewise), gains at + h * gain_head_stride (0: shared).
   std::size_t heads = 1, x_head_stride = 0, y_head_stride = 0, gain_head_stride = 0;
-  bool stream = false;  // streaming stores, decided for the whole call (dispatch/streaming.hpp)
+  bool stream = false;    // streaming stores, decided for the whole call (dispatch/streaming.hpp)
+  rows_ahead ahead = {};  // a composite's next rows, prefetched (core/ahead.hpp); empty for callers
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 

@@ -81,9 +81,9 @@ template <>
 struct simd_rows<layer_norm_op> {
   template <class Arch, class Knobs, class In, class W, class Out>
   static void rows(const layer_norm_op::args<In, W, Out>& a) {
-    norm_rows<Arch, layer_norm_simd_row, Knobs>(a.x, a.gamma, a.beta,
-                                                store_sink<Arch, interleaved_layout<In, W, Out>, Out>{a.y},
-                                                a.rows * a.heads, a.cols, a.eps, layout_of(a), a.stream);
+    norm_rows<Arch, layer_norm_simd_row, Knobs>(
+        a.x, a.gamma, a.beta, store_sink<Arch, interleaved_layout<In, W, Out>, Out>{a.y}, a.rows * a.heads,
+        a.cols, a.eps, layout_of(a), a.stream, a.ahead);
   }
 };
 

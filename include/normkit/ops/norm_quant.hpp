@@ -29,6 +29,7 @@
 #include <type_traits>  // std::is_same
 
 #include "../core/abi.hpp"
+#include "../core/ahead.hpp"
 #include "../core/fp8.hpp"
 #include "../core/op.hpp"
 #include "../core/policy.hpp"
@@ -155,16 +156,7 @@ struct quant_outputs {
                                                          std::size_t x_stride, const In* residual = nullptr,
                                                          std::size_t residual_stride = 0) {
     NORMKIT_TABLE_NAMESPACE::quantize_args<Q> s = q;
-    if (r0 + n < rows && prefetches(rows * cols * sizeof(In), cols * sizeof(In))) {
-      s.ahead[0] = x + (r0 + n) * x_stride;
-      s.ahead_stride[0] = x_stride * sizeof(In);
-      if (residual) {
-        s.ahead[1] = residual + (r0 + n) * residual_stride;
-        s.ahead_stride[1] = residual_stride * sizeof(In);
-      }
-      s.ahead_rows = min_of(n, rows - r0 - n);
-      s.ahead_elem = sizeof(In);
-    }
+    s.ahead = next_chunk_ahead(r0, n, rows, cols, x, x_stride, residual, residual_stride);
     s.v = v;
     s.rows = n;
     s.cols = cols;

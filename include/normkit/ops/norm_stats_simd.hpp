@@ -38,7 +38,7 @@ void stats_rows(const norm_stats_op::args<In>& a) {
   for (std::size_t r0 = 0; r0 < a.rows; r0 += width) {
     const std::size_t n = min_of(width, a.rows - r0);
     for (std::size_t k = 0; k < n; ++k) {
-      const plain_source<Arch, false, In> src{a.x + (r0 + k) * a.x_stride, nullptr};
+      const plain_source<Arch, false, In> src{a.x + (r0 + k) * a.x_stride, {}};
       st[k] = Row::template stats<Arch, false>(src, a.cols, a.eps);
       sums[k] = st[k].sum;
       epss[k] = st[k].eps;

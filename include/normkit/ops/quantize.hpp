@@ -47,6 +47,7 @@
 #include <type_traits>  // std::is_same
 
 #include "../core/abi.hpp"
+#include "../core/ahead.hpp"
 #include "../core/fp8.hpp"
 #include "../core/math.hpp"
 #include "../core/op.hpp"
@@ -70,13 +71,9 @@ struct quantize_args {
   std::size_t rows, cols, v_stride, q_stride;
   float scale;  // static_scale: the multiplier; dynamic_row: scale_ub (<= 0: no cap)
   quant_mode mode;
-  // A hint, not an operand (nothing is read through it): up to two matrices whose rows the caller
-  // reads next, which the SIMD rows prefetch into L2 as they go -- while quantizing element i of
-  // row r < ahead_rows, the bytes at ahead[k] + r * ahead_stride[k] + i * ahead_elem. The quantized
-  // norms pass their next chunk's inputs (ops/norm_quant.hpp). Null: none.
-  const void* ahead[2] = {nullptr, nullptr};
-  std::size_t ahead_stride[2] = {0, 0};
-  std::size_t ahead_rows = 0, ahead_elem = 0;
+  // The rows the caller reads next (core/ahead.hpp), prefetched as the rows go: the quantized
+  // norms pass their next chunk's inputs (ops/norm_quant.hpp). Empty: none.
+  rows_ahead ahead = {};
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 

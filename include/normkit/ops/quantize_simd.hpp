@@ -33,29 +33,6 @@ namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
-// The caller's next rows (quantize_args::ahead): prefetch(i, n) brings into L2 the lines of
-// elements [i, i + n) of each (simd/rows.hpp, prefetch_bytes). Null p[k]: nothing from it.
-template <class Arch>
-struct ahead_row {
-  const char* p[2];
-  std::size_t elem;
-  NORMKIT_ALWAYS_INLINE void prefetch(std::size_t i, std::size_t n) const {
-    for (const char* row : p)
-      if (row)
-        prefetch_bytes<Arch>(row + i * elem, n * elem);
-  }
-  // Row r of the call's hint, or none past its rows.
-  template <class A>
-  static ahead_row of(const A& a, std::size_t r) {
-    if (!a.ahead[0] || r >= a.ahead_rows)
-      return {{nullptr, nullptr}, 0};
-    auto at = [&](int k) {
-      return a.ahead[k] ? static_cast<const char*>(a.ahead[k]) + r * a.ahead_stride[k] : nullptr;
-    };
-    return {{at(0), at(1)}, a.ahead_elem};
-  }
-};
-
 template <class Arch, class Q>
 struct quant_simd {
   using B = xsimd::batch<float, Arch>;
@@ -233,7 +210,7 @@ struct simd_rows<quantize_op> {
     std::uint32_t amax = 0;
     for (std::size_t r = 0; r < a.rows; ++r) {
       const float* v = a.v + r * a.v_stride;
-      const auto next = ahead_row<Arch>::of(a, r);
+      const auto next = ahead_row<Arch>::of(a.ahead, r);
       switch (a.mode) {
         case quant_mode::static_scale:
           if (a.amax)

@@ -62,7 +62,8 @@ struct simd_rows<rms_norm_op> {
   static void rows(const rms_norm_op::args<In, W, Out>& a) {
     norm_rows<Arch, rms_norm_simd_row, Knobs>(a.x, a.gamma, static_cast<const W*>(nullptr),
                                               store_sink<Arch, interleaved_layout<In, W, Out>, Out>{a.y},
-                                              a.rows * a.heads, a.cols, a.eps, layout_of(a), a.stream);
+                                              a.rows * a.heads, a.cols, a.eps, layout_of(a), a.stream,
+                                              a.ahead);
   }
 };
 

@@ -114,7 +114,7 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     if constexpr (Centered) {
       // contract: the forward's own centring (its statistics replayed at scale 1, Row::stats) when
       // the saved mean is its K + m, else K = the saved mean, m = csum(f(x_i) - K) / d.
-      const plain_source<Arch, false, T> src{xr, nullptr};
+      const plain_source<Arch, false, T> src{xr, {}};
       const row_stats f = Row::template stats<Arch, false>(src, cols, 0.0f);
       if (!f.nan_row && f.scale == 1.0f && f.shift + f.mean == mean[r]) {
         s.shift = B(f.shift);

@@ -19,6 +19,7 @@
 #include <utility>      // std::index_sequence
 
 #include "../core/abi.hpp"
+#include "../core/ahead.hpp"
 #include "../core/canonical_sum.hpp"
 #include "../core/epilogue.hpp"
 #include "../core/math.hpp"
@@ -136,14 +137,40 @@ NORMKIT_ALWAYS_INLINE void prefetch_chunk(const T* p) {
   prefetch_bytes<Arch>(p, 2 * shape<Arch>::width * sizeof(T));
 }
 
+// Rows to prefetch alongside one row: prefetch(i, n) brings into L2 the lines of elements
+// [i, i + n) of each (elem bytes apart). Null p[k]: nothing from it.
+template <class Arch>
+struct ahead_row {
+  const char* p[2];
+  std::size_t elem;
+  NORMKIT_ALWAYS_INLINE void prefetch(std::size_t i, std::size_t n) const {
+    for (const char* row : p)
+      if (row)
+        prefetch_bytes<Arch>(row + i * elem, n * elem);
+  }
+  // One row: in, elements of T.
+  template <class T>
+  static ahead_row one(const T* in) {
+    return {{reinterpret_cast<const char*>(in), nullptr}, sizeof(T)};
+  }
+  // Row r of a hint (core/ahead.hpp), or none past its rows.
+  static ahead_row of(const rows_ahead& h, std::size_t r) {
+    if (!h.at[0] || r >= h.rows)
+      return {{nullptr, nullptr}, 0};
+    auto at = [&](int k) { return h.at[k] ? static_cast<const char*>(h.at[k]) + r * h.stride[k] : nullptr; };
+    return {{at(0), at(1)}, h.elem};
+  }
+};
+
 template <class Arch, bool Interleaved, class In>
 struct plain_source {
   using batch = xsimd::batch<float, Arch>;
   const In* x;
-  // The row streaming output loops prefetch: the next one, or this one for the call's last row
-  // (its lines are in cache: a wasted load slot per chunk, where testing for none cost a branch).
-  // Null in sources that only compute statistics.
-  const In* next;
+  // The rows the streaming output loops prefetch: the next one, or this one for the call's last
+  // row (its lines are in cache: a wasted load slot per chunk, where testing for none cost a
+  // branch), or a composite's next chunk (norm_rows' `ahead`). None in sources that only compute
+  // statistics.
+  ahead_row<Arch> next;
 
   // One chunk of 2W values at i; the n < 2W values at i, zero-padded, reading exactly n.
   NORMKIT_ALWAYS_INLINE void load(std::size_t i, batch& a, batch& b) const {
@@ -152,8 +179,8 @@ struct plain_source {
   NORMKIT_ALWAYS_INLINE void load_partial(std::size_t i, std::size_t n, batch& a, batch& b) const {
     load_chunk_partial<Arch, Interleaved>(x + i, n, a, b);
   }
-  // The lines of the next row's chunk at i.
-  NORMKIT_ALWAYS_INLINE void prefetch_next(std::size_t i) const { prefetch_chunk<Arch>(next + i); }
+  // The lines of the next rows' chunk at i.
+  NORMKIT_ALWAYS_INLINE void prefetch_next(std::size_t i) const { next.prefetch(i, 2 * shape<Arch>::width); }
   // Rare paths (non-finite and overflow rows).
   float first() const { return to_float(x[0]); }
   bool all_finite(std::size_t cols) const;
@@ -517,10 +544,11 @@ struct row_cursor {
 // (write_row). Row says what differs between ops: how a row's statistics are computed and whether
 // its values are centered (ops/<op>_simd.hpp). rows counts every row (tokens x heads). stream: the
 // dispatcher's decision for the whole call (the args' `stream`, dispatch/streaming.hpp), which this
-// may be one thread-pool task of.
+// may be one thread-pool task of. ahead: a composite's next chunk (core/ahead.hpp), which the
+// streaming output pass of row r prefetches instead of row r + 1 (the chunk's rows are in cache).
 template <class Arch, class Row, class Knobs, class In, class W, class Sink>
 void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t rows, std::size_t cols,
-               float eps, const row_layout& lay, bool stream) {
+               float eps, const row_layout& lay, bool stream, const rows_ahead& ahead = {}) {
   using B = typename shape<Arch>::batch;
   constexpr bool IL = Sink::interleaved;  // bf16 x and gains only (simd/chunk.hpp)
   constexpr std::size_t width = shape<Arch>::width;
@@ -551,7 +579,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
     const std::size_t n = min_of(group, rows - r0);
     for (std::size_t k = 0; k < n; ++k, at.next(lay.heads)) {
       row[k] = {x_at(at), at.t * lay.y_stride + at.h * lay.y_head_stride, at.h * lay.gain_head_stride};
-      st[k] = Row::template stats<Arch, IL>(plain_source<Arch, IL, In>{row[k].x, nullptr}, cols, eps);
+      st[k] = Row::template stats<Arch, IL>(plain_source<Arch, IL, In>{row[k].x, {}}, cols, eps);
       sums[k] = st[k].sum;
       epss[k] = st[k].eps;
     }
@@ -585,8 +613,10 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
       } else {
         const std::size_t g = row[k].g;
         write_row<Arch, Row, Knobs, In, W>(
-            plain_source<Arch, IL, In>{row[k].x, k + 1 < n ? row[k + 1].x : after}, gamma ? gamma + g : gamma,
-            beta ? beta + g : beta, yr, cols, factors[k], st[k], mode);
+            plain_source<Arch, IL, In>{row[k].x,
+                                       ahead.at[0] ? ahead_row<Arch>::of(ahead, r0 + k)
+                                                   : ahead_row<Arch>::one(k + 1 < n ? row[k + 1].x : after)},
+            gamma ? gamma + g : gamma, beta ? beta + g : beta, yr, cols, factors[k], st[k], mode);
       }
       out.merge(yr);
     }
