@@ -293,6 +293,67 @@ TEST_P(AddNormQuant, PrefetchedRowsEqualReferenceAndUnfused) {
   one_case<norm::rms, normkit::llama, bf16, bf16, std::int8_t>(mode::q8_0, s, 0.0f, 93, "rms llama far q8_0");
   one_case<norm::rms, normkit::llama, bf16, bf16, e4m3>(mode::dynamic_row, s, 0.0f, 94,
                                                         "rms llama far e4m3 dynamic");
+  // The static kernel's stage prefetches the same rows itself (its norm_rows' `ahead`).
+  one_case<norm::rms, normkit::llama, bf16, bf16, e4m3>(mode::static_scale, s, 3.0f, 95,
+                                                        "rms llama far e4m3 static");
+  one_case<norm::layer, normkit::pytorch, bf16, bf16, std::int8_t>(mode::static_scale, s, 20.0f, 96,
+                                                                   "layer pytorch far i8 static");
+}
+
+// A composite's stage runner (dispatch/run.hpp, run_stage) that runs nothing and records the hint
+// of the stages of type Stage.
+template <class Stage>
+struct hint_recorder {
+  normkit::detail::rows_ahead* got;
+  int* seen;
+  bool streams(std::size_t) const { return false; }
+  template <class Op, class P, class A>
+  bool has_kernel(Op, P, const A&) const {
+    return true;
+  }
+  template <class Op, class P, class A>
+  void operator()(Op, P, const A& args) const {
+    if constexpr (std::is_same<Op, Stage>::value) {
+      *got = args.ahead;
+      ++*seen;
+    }
+  }
+};
+
+// The hint the static kernel's stage gets is the next chunk's rows of x and of the residual, as for
+// add_rms_norm's norm stage (test_add_norm.cpp checks that geometry): for a first, a middle, the
+// next-to-last and the last chunk, and none for a call whose input stays in cache.
+TEST(AddNormQuantStages, StaticStageCarriesTheNextChunksRows) {
+  using op = normkit::detail::add_norm_quant_op<normkit::detail::rms_norm_op>;
+  using stage_op = normkit::detail::norm_static_quant_op<normkit::detail::rms_norm_op>;
+  const std::size_t rows = 600, cols = 4096, xs = 4100, rs = 4104;
+  std::vector<bf16> x(rows * xs), r(rows * rs);
+  std::vector<std::int8_t> q(rows * cols);
+  const auto quant = normkit::impl::static_quant<std::int8_t>(q.data(), 1.0f, nullptr, cols);
+  op::args<bf16, bf16, std::int8_t> a{x.data(), r.data(), nullptr, nullptr, rows, cols, 1e-6f, xs, rs, quant};
+  auto hint_of = [&](std::size_t r0, std::size_t n, std::size_t call_rows) {
+    normkit::detail::rows_ahead got;
+    int statics = 0;
+    a.rows = call_rows;
+    op::run_rows<normkit::llama>(a, r0, n, nullptr, hint_recorder<stage_op>{&got, &statics});
+    EXPECT_EQ(statics, 1);
+    return got;
+  };
+  for (const std::size_t call_rows : {rows, std::size_t(10)})
+    for (const std::size_t r0 : {0, 2, 596, 598}) {
+      if (r0 >= call_rows)
+        continue;
+      const auto got = hint_of(r0, 2, call_rows);
+      const auto want = normkit::detail::next_chunk_ahead(r0, 2, call_rows, cols, x.data(), xs, r.data(), rs);
+      const std::string at = "chunk at row " + std::to_string(r0) + " of " + std::to_string(call_rows);
+      for (int k = 0; k < 2; ++k) {
+        EXPECT_EQ(got.at[k], want.at[k]) << at;
+        EXPECT_EQ(got.stride[k], want.stride[k]) << at;
+      }
+      EXPECT_EQ(got.rows, want.rows) << at;
+      EXPECT_EQ(got.elem, want.elem) << at;
+    }
+  EXPECT_NE(hint_of(0, 2, rows).at[1], nullptr);  // the residual is hinted too
 }
 
 // ---- Bad arguments: each status in the documented order (quant.hpp), nothing written.

@@ -299,6 +299,7 @@ struct add_norm_quant_op {
     if (a.quant.mode == quant_mode::static_scale) {
       auto d = quant_outputs::direct(a.quant, norm_in, a.gamma, a.beta, r0, n, a.cols, a.eps, in_stride);
       d.stream = run.streams(quant_outputs::q_bytes(a));
+      d.ahead = next_chunk_ahead(r0, n, a.rows, a.cols, a.x, a.x_stride, a.residual, a.residual_stride);
       if (run.has_kernel(norm_static_quant_op<Norm>{}, Policy{}, d))
         return run(norm_static_quant_op<Norm>{}, Policy{}, d);
     }

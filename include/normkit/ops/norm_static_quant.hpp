@@ -23,6 +23,7 @@
 #include <type_traits>  // std::conditional_t, std::is_same
 
 #include "../core/abi.hpp"
+#include "../core/ahead.hpp"
 #include "../core/fp8.hpp"
 #include "../core/op.hpp"
 #include "../core/policy.hpp"
@@ -51,7 +52,8 @@ struct norm_static_quant_args {
   float eps;
   std::size_t x_stride, q_stride;
   float scale;
-  bool stream = false;  // streaming stores (core/op.hpp), set by the quantized norms (norm_quant.hpp)
+  bool stream = false;    // streaming stores (core/op.hpp), set by the quantized norms (norm_quant.hpp)
+  rows_ahead ahead = {};  // the fused add's next chunk, prefetched (core/ahead.hpp)
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 

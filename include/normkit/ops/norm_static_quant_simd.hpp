@@ -113,7 +113,7 @@ struct simd_rows<norm_static_quant_op<Norm>> {
     using Sink = static_quant_sink<Arch, interleaved_inputs<In, W>, Q>;
     norm_rows<Arch, Row, Knobs>(a.x, a.gamma, a.beta, Sink{a.q, a.amax, a.scale, typename Sink::U(0u)},
                                 a.rows, a.cols, a.eps, row_layout{1, a.x_stride, 0, a.q_stride, 0, 0},
-                                a.stream);
+                                a.stream, a.ahead);
   }
 };
 

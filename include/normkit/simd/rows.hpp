@@ -545,7 +545,8 @@ struct row_cursor {
 // its values are centered (ops/<op>_simd.hpp). rows counts every row (tokens x heads). stream: the
 // dispatcher's decision for the whole call (the args' `stream`, dispatch/streaming.hpp), which this
 // may be one thread-pool task of. ahead: a composite's next chunk (core/ahead.hpp), which the
-// streaming output pass of row r prefetches instead of row r + 1 (the chunk's rows are in cache).
+// output pass of row r prefetches instead of row r + 1 (the chunk's rows are in cache), wherever
+// it prefetches: streamed rows, and unstreamed ones of sinks that prefetch far rows.
 template <class Arch, class Row, class Knobs, class In, class W, class Sink>
 void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t rows, std::size_t cols,
                float eps, const row_layout& lay, bool stream, const rows_ahead& ahead = {}) {
@@ -556,7 +557,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
     return;
   const std::size_t row_bytes = cols * sizeof(In);
   write_mode mode{gains_state::unchecked, stream,
-                  Sink::prefetches_far_rows && prefetches(rows * row_bytes, row_bytes)};
+                  Sink::prefetches_far_rows && (ahead.at[0] || prefetches(rows * row_bytes, row_bytes))};
   auto x_at = [&](row_cursor c) { return x + c.t * lay.x_stride + c.h * lay.x_head_stride; };
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
