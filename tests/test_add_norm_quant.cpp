@@ -340,7 +340,7 @@ TEST(AddNormQuantStages, StaticStageCarriesTheNextChunksRows) {
     return got;
   };
   for (const std::size_t call_rows : {rows, std::size_t(10)})
-    for (const std::size_t r0 : {0, 2, 596, 598}) {
+    for (const std::size_t r0 : {std::size_t(0), std::size_t(2), std::size_t(596), std::size_t(598)}) {
       if (r0 >= call_rows)
         continue;
       const auto got = hint_of(r0, 2, call_rows);
