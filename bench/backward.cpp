@@ -13,7 +13,9 @@
 #include <normkit/normkit.hpp>
 
 #include <cstddef>  // std::size_t
+#include <cstdlib>  // std::aligned_alloc, std::free
 #include <cstring>  // std::memcpy
+#include <new>      // std::bad_alloc
 #include <vector>   // std::vector
 
 #include "backward_baselines.hpp"
@@ -24,9 +26,38 @@ namespace {
 using normkit::bf16;
 constexpr std::size_t rows = 4096, cols = 4096;
 
+// Buffers start on a cache line, as an engine's tensors do (PyTorch's CPU allocator: 64 bytes,
+// c10/core/alignment.h, gAlignment) and as normkit_bench's do: each row of dx then begins on a
+// line, where std::vector's 16-byte alignment gave every row a head of partial chunks before its
+// first streamed line.
+template <class T>
+struct aligned64 {
+  using value_type = T;
+  aligned64() = default;
+  template <class U>
+  aligned64(const aligned64<U>&) {}
+  T* allocate(std::size_t n) {
+    void* p = std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64);
+    if (!p)
+      throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) { std::free(p); }
+  template <class U>
+  bool operator==(const aligned64<U>&) const {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const aligned64<U>&) const {
+    return false;
+  }
+};
+template <class T>
+using buffer = std::vector<T, aligned64<T>>;
+
 struct data {
-  std::vector<bf16> dy, x, dx, gamma;
-  std::vector<float> rstd, mean, dgamma, dbeta;
+  buffer<bf16> dy, x, dx, gamma;
+  buffer<float> rstd, mean, dgamma, dbeta;
   data()
       : dy(rows * cols),
         x(rows * cols),
@@ -45,7 +76,7 @@ struct data {
       x[i] = bf16(next() * 4.0f), dy[i] = bf16(next());
     for (auto& g : gamma)
       g = bf16(1.0f + next() * 0.2f);
-    std::vector<bf16> y(rows * cols);
+    buffer<bf16> y(rows * cols);
     (void)normkit::layer_norm_fwd<normkit::pytorch>(x.data(), gamma.data(), static_cast<const bf16*>(nullptr),
                                                     y.data(), mean.data(), rstd.data(), rows, cols, 1e-5f);
   }
@@ -68,7 +99,7 @@ void report(benchmark::State& st, bool layer) {
 template <bool Layer>
 void copy_roof(benchmark::State& st, bool streaming) {
   const std::size_t half = static_cast<std::size_t>(bytes_of(Layer) / 2);
-  std::vector<unsigned char> a(half, 1), b(half, 2);
+  buffer<unsigned char> a(half, 1), b(half, 2);
   for (auto _ : st) {
     if (streaming)
       normkit_bench::stream_copy(b.data(), a.data(), half);

@@ -132,6 +132,11 @@ template <class Arch>
 bool bf16_hw_exact(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
   return (_mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20)) == 0;
 }
+// Neither a subnormal nor a NaN lane (0xa1: denormal, quiet and signalling NaN).
+template <class Arch>
+bool bf16_hw_exact_number(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+  return (_mm512_fpclass_ps_mask(a, 0xa1) | _mm512_fpclass_ps_mask(b, 0xa1)) == 0;
+}
 template <class Arch>
 void bf16_hw_store(std::uint16_t* p, xsimd::batch<float, Arch> v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // normkit: the backward pass's SIMD rows, templated on the xsimd arch, for both norms (Centered:
-// LayerNorm). Rows go in groups of up to two inside a 64-row block: first each row's statistics
-// pass (LayerNorm: the re-centring sum, then b = csum(t n) and a = csum(t); RMSNorm: b), then one
-// pass over the columns that writes the group's dx and adds its rows, in row order, into the
-// block's dgamma / dbeta partials held in registers -- one read and one write of the partials per
-// group instead of per row, and the same fma sequence per column as the reference
-// (core/backward.hpp), whose bits every step reproduces (docs/contract.md, "Backward"). Chunks
-// use the split layout for every type (the float partials have no interleaved form).
+// LayerNorm). Rows go in groups of up to two inside a 64-row block. Each row needs its statistics
+// (LayerNorm: the forward's centring replayed, then b = csum(t n) and a = csum(t); RMSNorm: b)
+// before one pass over the columns writes the group's dx and adds its rows, in row order, into
+// the block's dgamma / dbeta partials held in registers -- one read and one write of the partials
+// per group instead of per row, and the same fma sequence per column as the reference
+// (core/backward.hpp), whose bits every step reproduces (docs/contract.md, "Backward"). The sums
+// b and a of the next group are taken inside this output pass, a canonical block at a time
+// behind its columns, so that their first reads of dy and x overlap its arithmetic. Chunks use
+// the split layout for every type (the float partials have no interleaved form).
 #pragma once
 
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
@@ -103,13 +105,19 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     finish(v, xa, xb, s);
   };
 
-  // The statistics pass of row r (dyr, xr: its rows of dy and x).
+  // The statistics of row r (dyr, xr: its rows of dy and x), in three steps, so that the next
+  // group's can run inside this group's output pass (the pump, below): its centring (LayerNorm),
+  // its sums over whole canonical blocks, from any block boundary on, and the rest of its columns
+  // with the fold.
   // contract: b = csum(t_i * n_i) / d, p = fma(t_i, n_i, p); a = csum(t_i) / d with
   // p = fma(f(dy_i), g_i, p) (LayerNorm); the padding lanes of the tail add exact zeros whatever
   // rstd is (their values selected to 0). b and a are kept negated as floats: xsimd's unary minus
   // on a batch is not a sign flip on every arch (0 - x turns -0 into +0), and fma(n, -b, u) ==
   // fma(-n, b, u) bit for bit, signed zeros included.
-  auto row_stats_of = [&](std::size_t r, const T* dyr, const T* xr) {
+  struct row_sums {
+    B p[A], q[A];
+  };
+  auto centring_of = [&](std::size_t r, const T* xr) {
     row_scalars s{B(rstd[r]), B(Centered ? mean[r] : 0.0f), B(0.0f), B(0.0f), B(0.0f)};
     if constexpr (Centered) {
       // contract: the forward's own centring (its statistics replayed at scale 1, Row::stats) when
@@ -129,25 +137,33 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
                 d);
       }
     }
-    B p[A], q[A];
-    zero_all(p, std::make_index_sequence<A>{});
-    zero_all(q, std::make_index_sequence<A>{});
-    auto accumulate = [&](std::size_t j, const values& v) NORMKIT_LAMBDA_ALWAYS_INLINE {
-      for (std::size_t h = 0; h < 2; ++h) {
-        p[j + h] = arch_impl::fma<Arch>(v.t[h], v.n[h], p[j + h]);
-        if constexpr (Centered)
-          q[j + h] = arch_impl::fma<Arch>(v.y[h], v.g[h], q[j + h]);
-      }
-    };
-    std::size_t i = 0;
-    for (; i + canonical_lanes <= cols; i += canonical_lanes) {
-#pragma GCC unroll 8
-      for (std::size_t j = 0; j < A; j += 2) {
-        values v;
-        load(dyr, xr, i + j / 2 * W2, s, v);
-        accumulate(j, v);
-      }
+    return s;
+  };
+  auto zero_sums = [](row_sums& u) NORMKIT_LAMBDA_ALWAYS_INLINE {
+    zero_all(u.p, std::make_index_sequence<A>{});
+    zero_all(u.q, std::make_index_sequence<A>{});
+  };
+  auto accumulate = [](row_sums& u, std::size_t j, const values& v) NORMKIT_LAMBDA_ALWAYS_INLINE {
+    for (std::size_t h = 0; h < 2; ++h) {
+      u.p[j + h] = arch_impl::fma<Arch>(v.t[h], v.n[h], u.p[j + h]);
+      if constexpr (Centered)
+        u.q[j + h] = arch_impl::fma<Arch>(v.y[h], v.g[h], u.q[j + h]);
     }
+  };
+  // The canonical block at i (a multiple of canonical_lanes, i + canonical_lanes <= cols).
+  auto sum_block = [load, accumulate](row_sums& u, const T* dyr, const T* xr, std::size_t i,
+                                      const row_scalars& s) NORMKIT_LAMBDA_ALWAYS_INLINE {
+#pragma GCC unroll 8
+    for (std::size_t j = 0; j < A; j += 2) {
+      values v;
+      load(dyr, xr, i + j / 2 * W2, s, v);
+      accumulate(u, j, v);
+    }
+  };
+  // The columns from i (a block boundary) on, then b and a into s.
+  auto finish_sums = [&](row_sums& u, const T* dyr, const T* xr, std::size_t i, row_scalars& s) {
+    for (; i + canonical_lanes <= cols; i += canonical_lanes)
+      sum_block(u, dyr, xr, i, s);
 #pragma GCC unroll 8
     for (std::size_t j = 0; j < A; j += 2, i += W2) {
       if (i >= cols)
@@ -166,11 +182,17 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
           v.n[h] = xsimd::select(keep, v.n[h], zero);
         }
       }
-      accumulate(j, v);
+      accumulate(u, j, v);
     }
-    s.neg_b = B(-(fold<Arch, false>(p) / d));
+    s.neg_b = B(-(fold<Arch, false>(u.p) / d));
     if constexpr (Centered)
-      s.neg_a = B(-(fold<Arch, false>(q) / d));
+      s.neg_a = B(-(fold<Arch, false>(u.q) / d));
+  };
+  auto row_stats_of = [&](std::size_t r, const T* dyr, const T* xr) {
+    row_scalars s = centring_of(r, xr);
+    row_sums u;
+    zero_sums(u);
+    finish_sums(u, dyr, xr, 0, s);
     return s;
   };
 
@@ -188,10 +210,18 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
 
   // The statistics pass reads dy and x first: for far inputs, from L2 (grad_prefetch_groups).
   const bool prefetch = prefetches(rows * cols * 2 * sizeof(T), cols * sizeof(T));
+  // The rows of the group starting at r0: up to G, inside its 64-row block.
+  auto group_rows = [rows](std::size_t r0) {
+    return r0 < rows ? min_of(G, min_of(rows, (r0 / grad_block_rows + 1) * grad_block_rows) - r0)
+                     : std::size_t(0);
+  };
   row_scalars st[G];
+  // The first group's statistics; every later group's run during the output pass before it.
+  for (std::size_t g = 0; g < group_rows(0); ++g)
+    st[g] = row_stats_of(g, dy + g * dy_stride, x + g * x_stride);
   for (std::size_t r0 = 0; r0 < rows;) {
     const std::size_t k = r0 / grad_block_rows;
-    const std::size_t n_rows = min_of(G, min_of(rows, (k + 1) * grad_block_rows) - r0);
+    const std::size_t n_rows = group_rows(r0);
     float* const pg = dgamma ? dgamma + k * cols : nullptr;
     float* const pb = dbeta ? dbeta + k * cols : nullptr;
     const bool first = r0 % grad_block_rows == 0;  // contract: a block partial starts at +0
@@ -202,7 +232,20 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
       dyr[g] = dy + (r0 + g) * dy_stride;
       xr[g] = x + (r0 + g) * x_stride;
       dxr[g] = dx + (r0 + g) * dx_stride;
-      st[g] = row_stats_of(r0 + g, dyr[g], xr[g]);
+    }
+    // The pump: the next group's sums, one canonical block of each of its rows whenever the
+    // output pass has passed the block's end, so that their first reads (from L2 or DRAM) run
+    // under this group's arithmetic instead of before it, where the output pass waited on them
+    // (docs/performance.md). Column order within each row is the canonical one: no bit changes.
+    // Only a whole next group is pumped (P = G: a fixed count keeps its sums in registers); a
+    // shorter one (an odd call's last row) takes its statistics after the pass.
+    const std::size_t n_next = group_rows(r0 + n_rows);
+    const T* ndy[G];
+    const T* nx[G];
+    row_scalars nst[G];
+    for (std::size_t g = 0; g < n_next; ++g) {
+      ndy[g] = dy + (r0 + n_rows + g) * dy_stride;
+      nx[g] = x + (r0 + n_rows + g) * x_stride;
     }
     // The rows the prefetches fetch: those grad_prefetch_groups groups ahead (near the end, the
     // last row, already cached).
@@ -214,97 +257,123 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
       px[g] = x + r * x_stride;
     }
 
-    // The output pass of the group, S chunks at a time: the group's rows in order into the
-    // partials (read before dx is stored: dx may be dy). S chunks of dx make a whole cache line
-    // where one chunk is less (AVX2 bf16: two 32-byte halves), so each row's streamed stores fill
-    // their line before the next row's begin: rows interleaved half a line at a time left four
-    // write-combining lines open at once, and an AVX2 AMD EPYC ran groups of four 2.7x slower
-    // (docs/performance.md). contract: dgamma partial p = fma(f(dy_i), n_i, p); dbeta partial
-    // q = q + f(dy_i).
-    auto chunks = [&](std::size_t i, std::size_t n, bool stream_it, auto sub) NORMKIT_LAMBDA_ALWAYS_INLINE {
-      constexpr std::size_t S = decltype(sub)::value;  // n == S * W2, or n <= W2 when S == 1
-      const bool whole = n == S * W2;
-      B sg[S][2], sb[S][2];
-      for (std::size_t s = 0; s < S; ++s) {
-        sg[s][0] = sg[s][1] = sb[s][0] = sb[s][1] = B(0.0f);
-        const std::size_t j = i + s * W2;
-        if (pg && !first) {
-          if (whole)
-            chunk_io<float, Arch, false>::load(pg + j, sg[s][0], sg[s][1]);
-          else
-            load_chunk_partial<Arch, false>(pg + j, n, sg[s][0], sg[s][1]);
-        }
-        if (pb && !first) {
-          if (whole)
-            chunk_io<float, Arch, false>::load(pb + j, sb[s][0], sb[s][1]);
-          else
-            load_chunk_partial<Arch, false>(pb + j, n, sb[s][0], sb[s][1]);
-        }
+    auto pass = [&](auto pumped_rows) {
+      constexpr std::size_t P = decltype(pumped_rows)::value;
+      row_sums nsum[P ? P : 1];
+      for (std::size_t g = 0; g < P; ++g) {
+        nst[g] = centring_of(r0 + n_rows + g, nx[g]);
+        zero_sums(nsum[g]);
       }
-      if (prefetch && whole) {  // S chunks fill one line where a chunk is less (chunks_per_line)
-        for (std::size_t g = 0; g < G; ++g) {
-          prefetch_chunk<Arch>(pdy[g] + i);
-          prefetch_chunk<Arch>(px[g] + i);
+      std::size_t pumped = 0;  // the next rows' columns summed so far (a block boundary)
+      // The output pass of the group, S chunks at a time: the group's rows in order into the
+      // partials (read before dx is stored: dx may be dy). S chunks of dx make a whole cache line
+      // where one chunk is less (AVX2 bf16: two 32-byte halves), so each row's streamed stores fill
+      // their line before the next row's begin: rows interleaved half a line at a time left four
+      // write-combining lines open at once, and an AVX2 AMD EPYC ran groups of four 2.7x slower
+      // (docs/performance.md). contract: dgamma partial p = fma(f(dy_i), n_i, p); dbeta partial
+      // q = q + f(dy_i).
+      auto chunks = [&](std::size_t i, std::size_t n, bool stream_it, auto sub) NORMKIT_LAMBDA_ALWAYS_INLINE {
+        constexpr std::size_t S = decltype(sub)::value;  // n == S * W2, or n <= W2 when S == 1
+        const bool whole = n == S * W2;
+        B sg[S][2], sb[S][2];
+        for (std::size_t s = 0; s < S; ++s) {
+          sg[s][0] = sg[s][1] = sb[s][0] = sb[s][1] = B(0.0f);
+          const std::size_t j = i + s * W2;
+          if (pg && !first) {
+            if (whole)
+              chunk_io<float, Arch, false>::load(pg + j, sg[s][0], sg[s][1]);
+            else
+              load_chunk_partial<Arch, false>(pg + j, n, sg[s][0], sg[s][1]);
+          }
+          if (pb && !first) {
+            if (whole)
+              chunk_io<float, Arch, false>::load(pb + j, sb[s][0], sb[s][1]);
+            else
+              load_chunk_partial<Arch, false>(pb + j, n, sb[s][0], sb[s][1]);
+          }
         }
-      }
-      for (std::size_t g = 0; g < n_rows; ++g) {
+        if (prefetch && whole) {  // S chunks fill one line where a chunk is less (chunks_per_line)
+          for (std::size_t g = 0; g < G; ++g) {
+            prefetch_chunk<Arch>(pdy[g] + i);
+            prefetch_chunk<Arch>(px[g] + i);
+          }
+        }
+        for (std::size_t g = 0; g < n_rows; ++g) {
+          for (std::size_t s = 0; s < S; ++s) {
+            const std::size_t j = i + s * W2;
+            values v;
+            if (whole)
+              load(dyr[g], xr[g], j, st[g], v);
+            else
+              load_partial(dyr[g], xr[g], j, n, st[g], v);
+            B da, db;
+            out(v, st[g], da, db);
+            for (int h = 0; h < 2; ++h) {
+              sg[s][h] = arch_impl::fma<Arch>(v.y[h], v.n[h], sg[s][h]);
+              if constexpr (Centered)
+                sb[s][h] = sb[s][h] + v.y[h];
+            }
+            T* const dxp = dxr[g] + j;
+            if (stream_it) {
+              chunk_io<T, Arch, false>::template store<false, true>(dxp, da, db);
+            } else if (whole) {
+              chunk_io<T, Arch, false>::template store<false, false>(dxp, da, db);
+            } else {
+              T buf[W2];
+              chunk_io<T, Arch, false>::template store<false, false>(buf, da, db);
+              copy_short<W2>(dxp, buf, n);
+            }
+          }
+        }
         for (std::size_t s = 0; s < S; ++s) {
           const std::size_t j = i + s * W2;
-          values v;
-          if (whole)
-            load(dyr[g], xr[g], j, st[g], v);
-          else
-            load_partial(dyr[g], xr[g], j, n, st[g], v);
-          B da, db;
-          out(v, st[g], da, db);
-          for (int h = 0; h < 2; ++h) {
-            sg[s][h] = arch_impl::fma<Arch>(v.y[h], v.n[h], sg[s][h]);
-            if constexpr (Centered)
-              sb[s][h] = sb[s][h] + v.y[h];
+          float fbuf[W2];
+          if (pg) {
+            chunk_io<float, Arch, false>::template store<true, false>(whole ? pg + j : fbuf, sg[s][0],
+                                                                      sg[s][1]);
+            if (!whole)
+              copy_short<W2>(pg + j, fbuf, n);
           }
-          T* const dxp = dxr[g] + j;
-          if (stream_it) {
-            chunk_io<T, Arch, false>::template store<true, true>(dxp, canonical_nan<Arch>(da),
-                                                                 canonical_nan<Arch>(db));
-          } else if (whole) {
-            chunk_io<T, Arch, false>::template store<false, false>(dxp, da, db);
-          } else {
-            T buf[W2];
-            chunk_io<T, Arch, false>::template store<false, false>(buf, da, db);
-            copy_short<W2>(dxp, buf, n);
+          if (pb) {
+            chunk_io<float, Arch, false>::template store<true, false>(whole ? pb + j : fbuf, sb[s][0],
+                                                                      sb[s][1]);
+            if (!whole)
+              copy_short<W2>(pb + j, fbuf, n);
           }
         }
-      }
-      for (std::size_t s = 0; s < S; ++s) {
-        const std::size_t j = i + s * W2;
-        float fbuf[W2];
-        if (pg) {
-          chunk_io<float, Arch, false>::template store<true, false>(whole ? pg + j : fbuf, sg[s][0],
-                                                                    sg[s][1]);
-          if (!whole)
-            copy_short<W2>(pg + j, fbuf, n);
+        if constexpr (P > 0) {  // a step spans at most one block, so at most one block falls due
+          if (pumped + canonical_lanes <= i + n) {
+            for (std::size_t g = 0; g < P; ++g)
+              sum_block(nsum[g], ndy[g], nx[g], pumped, nst[g]);
+            pumped += canonical_lanes;
+          }
         }
-        if (pb) {
-          chunk_io<float, Arch, false>::template store<true, false>(whole ? pb + j : fbuf, sb[s][0],
-                                                                    sb[s][1]);
-          if (!whole)
-            copy_short<W2>(pb + j, fbuf, n);
-        }
-      }
+      };
+      using one = std::integral_constant<std::size_t, 1>;
+      using line = std::integral_constant<std::size_t, chunks_per_line(W2 * sizeof(T))>;
+      static_assert(line::value * W2 <= canonical_lanes, "the pump keeps up one block per step");
+      std::size_t i = 0;
+      for (std::size_t c; i < head; i += c)  // up to the first cache line of dx, then whole lines streamed
+        chunks(i, c = min_of(W2, head - i), false, one{});
+      if (stream)
+        for (; i + line::value * W2 <= cols; i += line::value * W2)
+          chunks(i, line::value * W2, true, line{});
+      for (; i + W2 <= cols; i += W2)
+        chunks(i, W2, stream, one{});
+      if (i < cols)
+        chunks(i, cols - i, false, one{});
+      for (std::size_t g = 0; g < P; ++g)
+        finish_sums(nsum[g], ndy[g], nx[g], pumped, nst[g]);
     };
-    using one = std::integral_constant<std::size_t, 1>;
-    using line = std::integral_constant<std::size_t, chunks_per_line(W2 * sizeof(T))>;
-    std::size_t i = 0;
-    for (std::size_t c; i < head; i += c)  // up to the first cache line of dx, then whole lines streamed
-      chunks(i, c = min_of(W2, head - i), false, one{});
-    if (stream)
-      for (; i + line::value * W2 <= cols; i += line::value * W2)
-        chunks(i, line::value * W2, true, line{});
-    for (; i + W2 <= cols; i += W2)
-      chunks(i, W2, stream, one{});
-    if (i < cols)
-      chunks(i, cols - i, false, one{});
-
+    if (n_next == G) {
+      pass(std::integral_constant<std::size_t, G>{});
+    } else {
+      pass(std::integral_constant<std::size_t, 0>{});
+      for (std::size_t g = 0; g < n_next; ++g)
+        nst[g] = row_stats_of(r0 + n_rows + g, ndy[g], nx[g]);
+    }
+    for (std::size_t g = 0; g < n_next; ++g)
+      st[g] = nst[g];
     r0 += n_rows;
     // contract: a NaN block partial is stored canonical, once the block's last row is in.
     if (r0 % grad_block_rows == 0 || r0 == rows) {

@@ -50,13 +50,14 @@ struct chunk_io<T, Arch, false> {
     a = io<T, Arch>::load(p);
     b = io<T, Arch>::load(p + width);
   }
-  // Finite: the values hold no NaN (no canonicalizing select). Stream: non-temporal, p 64-byte aligned.
+  // Finite: the values hold no NaN (no canonicalizing select); otherwise NaN lanes are stored as the
+  // canonical NaN. Stream: non-temporal, p 64-byte aligned.
   template <bool Finite, bool Stream>
   static void store(T* p, batch a, batch b) {
     if constexpr (Finite)
       io<T, Arch>::template store2_finite<Stream>(p, a, b);
     else
-      io<T, Arch>::store2_canonical(p, a, b);
+      io<T, Arch>::template store2_canonical<Stream>(p, a, b);
   }
 };
 

@@ -42,8 +42,9 @@ struct io<float, Arch> {
   static batch load(const float* p) { return batch::load_unaligned(p); }
   static void store(float* p, batch v) { v.store_unaligned(p); }
   static batch round_through(batch v) { return v; }
+  template <bool Stream = false>
   static void store2_canonical(float* p, batch a, batch b) {
-    store2_finite<false>(p, canonical_nan<Arch>(a), canonical_nan<Arch>(b));
+    store2_finite<Stream>(p, canonical_nan<Arch>(a), canonical_nan<Arch>(b));
   }
   // For values known not to be NaN (the kernels' fast loop): no canonicalizing select. Stream:
   // non-temporal, p 64-byte aligned.
@@ -98,8 +99,16 @@ struct io<bf16, Arch> {
   static void store_canonical(bf16* p, batch v) {
     arch_impl::pack_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(v));
   }
+  // AVX512-BF16: one check for NaN and subnormal lanes together, and the instruction's rounding
+  // when there is neither (its NaN is not the canonical one).
+  template <bool Stream = false>
   static void store2_canonical(bf16* p, batch a, batch b) {
-    arch_impl::pack2_u16<Arch>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(a), canonical_bits(b));
+#if defined(NORMKIT_HW_BF16)
+    if (arch_impl::bf16_hw_exact_number<Arch>(a, b))
+      return arch_impl::bf16_hw_store2<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), a, b);
+#endif
+    arch_impl::pack2_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(a),
+                                       canonical_bits(b));
   }
   // For values known not to be NaN: the RNE alone.
   static batch round_through_finite(batch v) {
@@ -123,8 +132,9 @@ struct io<fp16, Arch> {
   }
   static void store(fp16* p, batch v) { arch_impl::fp16_store<Arch>(reinterpret_cast<std::uint16_t*>(p), v); }
   static batch round_through(batch v) { return arch_impl::fp16_round_trip<Arch>(v); }
+  template <bool Stream = false>
   static void store2_canonical(fp16* p, batch a, batch b) {
-    store2_finite<false>(p, canonical_nan<Arch>(a), canonical_nan<Arch>(b));
+    store2_finite<Stream>(p, canonical_nan<Arch>(a), canonical_nan<Arch>(b));
   }
   // F16C / fcvtn round every non-NaN value correctly; only NaN needs canonical_nan.
   static batch round_through_finite(batch v) { return round_through(v); }
