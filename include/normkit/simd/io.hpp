@@ -104,7 +104,7 @@ struct io<bf16, Arch> {
   template <bool Stream = false>
   static void store2_canonical(bf16* p, batch a, batch b) {
 #if defined(NORMKIT_HW_BF16)
-    if (arch_impl::bf16_hw_exact_number<Arch>(a, b))
+    if (arch_impl::bf16_hw_exact<Arch, arch_impl::fpclass_denormal | arch_impl::fpclass_nan>(a, b))
       return arch_impl::bf16_hw_store2<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), a, b);
 #endif
     arch_impl::pack2_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(a),
