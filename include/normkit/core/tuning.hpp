@@ -60,15 +60,6 @@ constexpr bool prefetches(std::size_t input_bytes, std::size_t row_bytes) {
 // norm_rows takes the statistics of up to one vector width of rows at a time, as many as fit
 // in this many input bytes (at least one): their output passes read them again from L1.
 constexpr std::size_t group_max_bytes = 8192;
-// Unstreamed rows of at least aligned_store_min_cols elements whose output is fp32 and which add no
-// bias store their output from its first 64-byte boundary on (simd/rows.hpp, write_row). Moving
-// the row there aligns y (and x, when both sit at one offset, as malloc's 16-byte alignment
-// leaves them) but misaligns the gains (and bias). Intel Xeon, rows 16 bytes past a line, A/B
-// against storing from the row's start: fp32 RMSNorm 1x4096 1.2x (AVX-512 and AVX2), 64x4096
-// 1.4x / 1.53x; fp32 LayerNorm with bias 0.98-0.99x; bf16 rows 0.96-0.99x (docs/performance.md).
-template <class Out, bool HasBias>
-constexpr bool aligns_output_rows = sizeof(Out) == 4 && !HasBias;
-constexpr std::size_t aligned_store_min_cols = 256;
 
 // A composite op (ops/add_norm.hpp) runs its stages over chunks of rows holding about this many
 // bytes of intermediate data (the stored residual, the fp32 sums): the next stage reads them from

@@ -50,7 +50,6 @@ struct static_quant_sink {
   U m;
 
   static_quant_sink at(std::size_t offset) const { return {q + offset, amax, scale, U(0u)}; }
-  void skip(std::size_t n) { q += n; }
   const void* address(std::size_t i) const { return q + i; }
   template <bool Finite, bool Stream>
   NORMKIT_ALWAYS_INLINE void store(std::size_t i, B a, B b) {

@@ -148,12 +148,6 @@ struct ahead_row {
       if (row)
         prefetch_bytes<Arch>(row + i * elem, n * elem);
   }
-  // The same rows from element n on.
-  void skip(std::size_t n) {
-    for (const char*& row : p)
-      if (row)
-        row += n * elem;
-  }
   // One row: in, elements of T.
   template <class T>
   static ahead_row one(const T* in) {
@@ -187,11 +181,6 @@ struct plain_source {
   }
   // The lines of the next rows' chunk at i.
   NORMKIT_ALWAYS_INLINE void prefetch_next(std::size_t i) const { next.prefetch(i, 2 * shape<Arch>::width); }
-  // The row (and the rows it prefetches) from element n on.
-  void skip(std::size_t n) {
-    x += n;
-    next.skip(n);
-  }
   // Rare paths (non-finite and overflow rows).
   float first() const { return to_float(x[0]); }
   bool all_finite(std::size_t cols) const;
@@ -350,7 +339,6 @@ struct write_mode {
 //   out_type, interleaved, can_stream    its element type, its chunk layout, whether it may stream
 //   prefetches_far_rows                  whether unstreamed rows prefetch when the input is far
 //   at(offset)                           the sink of the row at element `offset`
-//   skip(n)                              the same sink from element n on (its state kept)
 //   address(i)                           where element i goes (streaming aligns to cache lines)
 //   store<Finite, Stream>(i, a, b)       a whole chunk at element i (Finite: no NaN in a, b)
 //   store_partial(i, n, a, b)            the first n < 2W elements of a chunk
@@ -365,7 +353,6 @@ struct store_sink {
   Out* y;
 
   store_sink at(std::size_t offset) const { return {y + offset}; }
-  void skip(std::size_t n) { y += n; }
   const void* address(std::size_t i) const { return y + i; }
   template <bool Finite, bool Stream>
   NORMKIT_ALWAYS_INLINE void store(std::size_t i, B a, B b) {
@@ -421,12 +408,10 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     // Locals, not captures: the compiler reads a capture through the closure, and reloads it
     // after every store, which may alias it.
     Sink yo = sink;
-    Source row = src;
-    const W* g = gp;
-    const W* bi = bp;
-    std::size_t end = cols;
+    const Source row = src;
+    const std::size_t end = cols;
     const bool prefetch = mode.prefetch;
-    auto compute = [=](B v, B gv, B bv) {
+    auto compute = [=](B v, B g, B b) {
       B c;
       if constexpr (Centered)  // contract: c_i = d_i - m, d_i = fma(f(x_i), scale, -K)
         c = arch_impl::fma<Arch>(v, sc, neg_k) - mb;
@@ -434,8 +419,10 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
         c = v;
       else  // contract (overflow): x'_i = f(x_i) * 2^-e
         c = v * sc;
-      return affine<Knobs, Mid, Ops, HasBias>(normalized<Knobs, Ops>(c, f), gain_value<Knobs>(gv), bv);
+      return affine<Knobs, Mid, Ops, HasBias>(normalized<Knobs, Ops>(c, f), gain_value<Knobs>(g), b);
     };
+    // One chunk of 2W elements at i, or (partial) the n < 2W left, through zero-padded copies
+    // that never leave the row. Kept apart so the full one stays small enough to inline.
     using I = xsimd::batch<std::int32_t, Arch>;
     I seen(0);  // Check: the largest |g| (and |b|) of the row, as bits
     auto watch = [](I& acc, B ga, B gb, B ba, B bb) NORMKIT_LAMBDA_ALWAYS_INLINE {
@@ -447,77 +434,33 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
         acc = xsimd::max(acc, m);
       }
     };
-    // The whole chunk of 2W elements at i of row r, with gains gr and bias br.
-    auto chunk = [=](const Source& r, const W* gr, const W* br, std::size_t i, B& ra, B& rb, I& acc)
-                     NORMKIT_LAMBDA_ALWAYS_INLINE {
-                       B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
-                       r.load(i, xa, xb);
-                       chunk_io<W, Arch, IL>::load(gr + i * g_step, ga, gb);
-                       if constexpr (HasBias)
-                         chunk_io<W, Arch, IL>::load(br + i, ba, bb);
-                       watch(acc, ga, gb, ba, bb);
-                       ra = compute(xa, ga, ba);
-                       rb = compute(xb, gb, bb);
-                     };
-    // The n < 2W elements at i, through zero-padded copies that never leave the row; out of line,
-    // so that the whole-chunk loops stay small. acc, not `seen`: its address would escape, and
-    // the loops would store it on every chunk (15-20 % of an fp32 row).
-    auto partial = [&](std::size_t i, std::size_t n, I& acc) {
+    auto full = [=](std::size_t i, B& ra, B& rb, I& acc) {
+      B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
+      row.load(i, xa, xb);
+      chunk_io<W, Arch, IL>::load(gp + i * g_step, ga, gb);
+      if constexpr (HasBias)
+        chunk_io<W, Arch, IL>::load(bp + i, ba, bb);
+      watch(acc, ga, gb, ba, bb);
+      ra = compute(xa, ga, ba);
+      rb = compute(xb, gb, bb);
+    };
+    auto partial = [&](std::size_t i, std::size_t n) {
       B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
       row.load_partial(i, n, xa, xb);
-      load_chunk_partial<Arch, IL>(g + i * g_step, n, ga, gb);
+      load_chunk_partial<Arch, IL>(gp + i * g_step, n, ga, gb);
       if constexpr (HasBias)
-        load_chunk_partial<Arch, IL>(bi + i, n, ba, bb);
-      watch(acc, ga, gb, ba, bb);
+        load_chunk_partial<Arch, IL>(bp + i, n, ba, bb);
+      watch(seen, ga, gb, ba, bb);
       yo.store_partial(i, n, compute(xa, ga, ba), compute(xb, gb, bb));
     };
-    auto partials = [&](std::size_t i, std::size_t to) {
-      I acc(0);
-      for (std::size_t k; i < to; i += k)
-        partial(i, k = min_of(W2, to - i), acc);
-      seen = xsimd::max(seen, acc);
-    };
-    // Whole chunks are stored from the output's first 64-byte boundary on: streamed stores need
-    // whole lines, and in a long row plain ones that start inside a line split every store across
-    // two (docs/performance.md, "Output rows that do not start on a cache line"). The elements
-    // before the boundary go in whole chunks, the last ending there, and the next chunks overlap it
-    // (the op is elementwise: the overlap is stored twice with the same values); in partial chunks
-    // where y is x (the second store would read outputs). Then the row, gains, bias and output
-    // start at the boundary, so the loops below keep one shape (loops from a run-time start
-    // computed every address from the index: aligned fp32 rows 6-11 % slower). Unstreamed rows
-    // only where it pays (aligns_output_rows). The tail likewise, in every row.
-    const bool overlap = end >= W2 && static_cast<const void*>(row.x) != yo.address(0);
-    if (mode.stream || (aligns_output_rows<Out, HasBias> && end >= aligned_store_min_cols)) {
-      const std::size_t head =
-          min_of(end, (cache_line - reinterpret_cast<std::uintptr_t>(yo.address(0)) % cache_line) %
-                          cache_line / sizeof(Out));
-      if (head) {
-        if (overlap) {  // the head can span chunks (AVX2: up to 31 bf16, 63 int8 outputs)
-          auto whole_at = [&](std::size_t k) NORMKIT_LAMBDA_ALWAYS_INLINE {
-            B ra, rb;
-            chunk(row, g, bi, k, ra, rb, seen);
-            yo.template store<Fast, false>(k, ra, rb);
-          };
-          std::size_t k = 0;
-          for (; k + W2 < head; k += W2)
-            whole_at(k);
-          whole_at(head - min_of(head, W2));
-        } else {
-          partials(0, head);
-        }
-        row.skip(head);
-        g += head * g_step;
-        if (bi)
-          bi += head;
-        yo.skip(head);
-        end -= head;
-      }
-    }
-    auto full = [=](std::size_t i, B& ra, B& rb, I& acc)
-                    NORMKIT_LAMBDA_ALWAYS_INLINE { chunk(row, g, bi, i, ra, rb, acc); };
     std::size_t i = 0;
     if constexpr (Fast && !Check && Sink::can_stream) {
-      if (mode.stream) {  // whole lines streamed
+      if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
+        const std::size_t head =
+            min_of(end, (cache_line - reinterpret_cast<std::uintptr_t>(yo.address(0)) % cache_line) %
+                            cache_line / sizeof(Out));
+        for (std::size_t k; i < head; i += k)
+          partial(i, k = min_of(W2, head - i));
 #pragma GCC unroll 2
         for (; i + W2 <= end; i += W2) {
           B ra, rb;
@@ -537,15 +480,8 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
       }
       yo.template store<Fast, false>(i, ra, rb);
     }
-    if (i < end) {
-      if (overlap && end >= W2) {
-        B ra, rb;
-        full(end - W2, ra, rb, seen);
-        yo.template store<Fast, false>(end - W2, ra, rb);
-      } else {
-        partials(i, end);
-      }
-    }
+    if (i < end)
+      partial(i, end - i);
     if constexpr (Check) {
       if (xsimd::any(seen >= I(storage_traits<float>::exponent_mask)))  // NaN or +-Inf
         return false;
