@@ -21,7 +21,7 @@
 #include <cfenv>        // std::fesetround, std::fegetround, std::feclearexcept, std::fetestexcept
 #include <cmath>        // std::ldexp, std::fabs, std::isfinite
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint32_t, std::uint64_t
+#include <cstdint>      // std::int8_t, std::uint32_t, std::uint64_t
 #include <cstdio>       // std::printf
 #include <functional>   // std::function
 #include <limits>       // std::numeric_limits
@@ -554,6 +554,13 @@ TEST_P(FpEnv, ExceptionFlagsMatchTheReference) {
             : normkit::layer_norm<normkit::pytorch>(in.data(), gamma, beta, y.data(), 1, cols, eps);
     EXPECT_EQ(s, status::ok);
   };
+  auto quant = [&](bool ref, auto q) {
+    const status s = ref ? normkit::reference::rms_norm_quant<normkit::llama>(
+                               x.data(), g.data(), q.data(), 1, cols, 1e-6f, 1e30f, nullptr, cols, cols)
+                         : normkit::rms_norm_quant<normkit::llama>(x.data(), g.data(), q.data(), 1, cols,
+                                                                   1e-6f, 1e30f, nullptr);
+    EXPECT_EQ(s, status::ok);
+  };
   const int hard = FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW;
   const flag_case cases[] = {
       {"rms f32 ordinary", FE_INEXACT, hard | FE_UNDERFLOW,
@@ -594,6 +601,12 @@ TEST_P(FpEnv, ExceptionFlagsMatchTheReference) {
        [&](bool ref) { rms(ref, nan_row, g.data(), yf, 1e-6f); }},
       {"layer NaN row", 0, FE_DIVBYZERO | FE_OVERFLOW,
        [&](bool ref) { layer(ref, nan_row, g.data(), b.data(), yh, 1e-5f); }},
+      // v * scale near +-1e30: every output saturates, below -2^31 as well as above, where a
+      // float -> int conversion would raise invalid (the int8 path's clamps).
+      {"rms int8 static, saturating both ways", FE_INEXACT, hard,
+       [&](bool ref) { quant(ref, std::vector<std::int8_t>(cols)); }},
+      {"rms e4m3 static, saturating both ways", FE_INEXACT, hard,
+       [&](bool ref) { quant(ref, std::vector<normkit::e4m3>(cols)); }},
   };
   for (const flag_case& c : cases) {
     const int got = flags_of([&] { c.call(false); });

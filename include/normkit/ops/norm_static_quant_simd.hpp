@@ -9,8 +9,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint8_t, std::uint32_t
-#include <type_traits>  // std::conditional_t
+#include <cstdint>      // std::int8_t, std::uint8_t, std::uint32_t
+#include <type_traits>  // std::conditional_t, std::is_same
 
 #include "../core/abi.hpp"
 #include "../core/op.hpp"
@@ -81,12 +81,19 @@ struct static_quant_sink {
     if (amax)
       m = xsimd::max(m, xsimd::max(S::magnitude(a), S::magnitude(b)));
     const B sc(scale);
-    const U qa = S::template bits<true>(a * sc);
-    if constexpr (Interleaved) {  // a truncating 16-bit narrowing drops qb's bits above its byte
-      const U qb = S::template bits<true, !arch_impl::pack_u16_truncates<Arch>>(b * sc);
-      arch_impl::pack_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), qa | (qb << 8));
+    if constexpr (std::is_same<Q, std::int8_t>::value) {  // saturating narrowings: no byte masks
+      const auto qa = S::int8_saturable(a * sc), qb = S::int8_saturable(b * sc);
+      auto* out = reinterpret_cast<std::int8_t*>(p);
+      if constexpr (Interleaved)
+        arch_impl::zip2_s8<Arch, Stream>(out, qa, qb);
+      else
+        arch_impl::pack2_s8<Arch, Stream>(out, qa, qb);
     } else {
-      arch_impl::pack2_u8<Arch, Stream>(p, qa, S::template bits<true>(b * sc));
+      const U qa = S::template bits<true>(a * sc), qb = S::template bits<true>(b * sc);
+      if constexpr (Interleaved)  // fp8 bits fill no more than the low byte
+        arch_impl::pack_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), qa | (qb << 8));
+      else
+        arch_impl::pack2_u8<Arch, Stream>(p, qa, qb);
     }
   }
   // Every other row (NaN or Inf gains, an Inf factor, a rescaled row) and every row's tail: the

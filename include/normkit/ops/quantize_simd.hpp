@@ -43,19 +43,24 @@ struct quant_simd {
   // |v| bits (magnitude_bits): signed compares suffice, they are below 2^31.
   static U magnitude(B v) { return bitwise_as<U>(v) & U(0x7fffffffu); }
 
-  // quantized_bits<Q>(p) in the low byte of each lane. Finite: p holds no NaN (the norms' clean
-  // rows, simd/rows.hpp), so no NaN select. Masked = false: int8's bits above the low byte are
-  // left as they are (for a caller whose narrowing drops them).
-  template <bool Finite = false, bool Masked = true>
+  // int8_from_float(p) for p without NaN (the norms' clean rows, simd/rows.hpp), as int32 lanes
+  // for a saturating narrowing (arch_impl::pack2_s8, zip2_s8): RNE of p clamped to [-128, 127]
+  // (the bounds are integers, so clamping before rounding gives the same value). The narrowing
+  // does the lower clamp unless the conversion would raise the invalid flag below -2^31.
+  static I int8_saturable(B p) {
+    p = xsimd::min(p, B(127.0f));  // 2^31 and above would convert to INT_MIN
+    if constexpr (!arch_impl::int_even_quiet<Arch>)
+      p = xsimd::max(p, B(-128.0f));
+    return arch_impl::int_even<Arch>(p);
+  }
+
+  // quantized_bits<Q>(p) in the low byte of each lane. Finite (fp8 only: int8_saturable): p holds
+  // no NaN, so no NaN select.
+  template <bool Finite = false>
   static U bits(B p) {
     if constexpr (std::is_same<Q, std::int8_t>::value) {
-      // int8_from_float: RNE, NaN -> 0, clamp; the clamped value converts exactly. The bounds are
-      // integers, so clamping before rounding gives the same value.
-      if constexpr (Finite) {
-        const U r =
-            bitwise_as<U>(arch_impl::int_even<Arch>(xsimd::min(xsimd::max(p, B(-128.0f)), B(127.0f))));
-        return Masked ? r & U(0xffu) : r;
-      }
+      static_assert(!Finite, "int8 without NaN: int8_saturable");
+      // int8_from_float: RNE, NaN -> 0, clamp; the clamped value converts exactly.
       B r = xsimd::select(xsimd::isnan(p), B(0.0f), arch_impl::round_even<Arch>(p));
       r = xsimd::min(xsimd::max(r, B(-128.0f)), B(127.0f));
       return bitwise_as<U>(xsimd::to_int(r)) & U(0xffu);

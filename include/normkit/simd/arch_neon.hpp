@@ -10,7 +10,7 @@
 #include <arm_neon.h>  // vshll_n_u16, vmovn_u32, vcvt_f32_f16, vcvt_f16_f32
 #include <xsimd/xsimd.hpp>
 
-#include <cstdint>  // std::uint8_t, std::uint16_t, std::uint32_t
+#include <cstdint>  // std::int8_t, std::int32_t, std::uint8_t, std::uint16_t, std::uint32_t
 #include <cstring>  // std::memcpy
 
 #include "../core/abi.hpp"
@@ -26,9 +26,6 @@ xsimd::batch<std::uint32_t, Arch> widen_u16(const std::uint16_t* p) {
   return vmovl_u16(vld1_u16(p));
 }
 
-// xtn keeps the low 16 bits of any lane (arch_x86.hpp).
-template <class Arch>
-constexpr bool pack_u16_truncates = true;
 template <class Arch, bool Stream = false>
 void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
   vst1_u16(p, vmovn_u32(v));
@@ -112,7 +109,10 @@ xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
   return vrndq_f32(v);
 }
 
-// Float -> int32, rounding to nearest even by the instruction (fcvtns), not FPCR's mode.
+// Float -> int32, rounding to nearest even by the instruction (fcvtns), not FPCR's mode. It
+// saturates, but raises the invalid flag out of range, so it is not quiet (arch_x86.hpp).
+template <class Arch>
+constexpr bool int_even_quiet = false;
 template <class Arch>
 xsimd::batch<std::int32_t, Arch> int_even(xsimd::batch<float, Arch> v) {
   return vcvtnq_s32_f32(v);
@@ -136,6 +136,18 @@ void pack_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> v) {
 template <class Arch, bool Stream = false>
 void pack2_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch<std::uint32_t, Arch> b) {
   vst1_u8(p, vmovn_u16(vcombine_u16(vmovn_u32(a), vmovn_u32(b))));
+}
+
+// int32 lanes -> int8 with signed saturation (sqxtn), a's then b's, or a0 b0 a1 b1 ... (zip2_s8:
+// arch_x86.hpp).
+template <class Arch, bool Stream = false>
+void pack2_s8(std::int8_t* p, xsimd::batch<std::int32_t, Arch> a, xsimd::batch<std::int32_t, Arch> b) {
+  vst1_s8(p, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
+}
+template <class Arch, bool Stream = false>
+void zip2_s8(std::int8_t* p, xsimd::batch<std::int32_t, Arch> a, xsimd::batch<std::int32_t, Arch> b) {
+  const int16x4_t ha = vqmovn_s32(a), hb = vqmovn_s32(b);
+  vst1_s8(p, vqmovn_s16(vcombine_s16(vzip1_s16(ha, hb), vzip2_s16(ha, hb))));
 }
 
 template <class Arch>

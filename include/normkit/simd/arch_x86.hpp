@@ -12,7 +12,7 @@
 #include <immintrin.h>  // _mm256_cvtepu16_epi32, _mm256_cvtph_ps, _mm512_cvtepi32_epi16, ...
 #include <xsimd/xsimd.hpp>
 
-#include <cstdint>      // std::uint8_t, std::uint16_t, std::uint32_t
+#include <cstdint>      // std::int8_t, std::int32_t, std::uint8_t, std::uint16_t, std::uint32_t
 #include <type_traits>  // std::is_base_of
 
 #include "../core/abi.hpp"
@@ -62,10 +62,13 @@ __m128i narrow_u16(__m256i v) {
   return _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
 }
 
-// u32 lanes (each <= 0xffff) -> u16 store (vpmovdw / packusdw). AVX-512's narrowing keeps the low
-// 16 bits of any lane (pack_u16_truncates); AVX2's saturates, so larger lanes store 0xffff or 0.
+// AVX2: the 8 int32 lanes of v as 8 int16, saturating (packssdw).
 template <class Arch>
-constexpr bool pack_u16_truncates = is_avx512<Arch>;
+__m128i narrow_s16(__m256i v) {
+  return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+}
+
+// u32 lanes (each <= 0xffff) -> u16 store (vpmovdw / packusdw).
 // Stream: non-temporal, p aligned to the bytes stored.
 template <class Arch, bool Stream = false>
 void pack_u16(std::uint16_t* p, xsimd::batch<std::uint32_t, Arch> v) {
@@ -258,6 +261,10 @@ xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
 
 // Float -> int32, rounding to nearest even by the instruction, not MXCSR (v within int32 range):
 // AVX-512's embedded rounding converts in one instruction.
+// int_even_quiet: an out-of-range v (below -2^31, say) gives INT_MIN without raising the invalid
+// flag (SAE), so a caller may skip a clamp the saturating narrowings make redundant.
+template <class Arch>
+constexpr bool int_even_quiet = is_avx512<Arch>;
 template <class Arch>
 xsimd::batch<std::int32_t, Arch> int_even(xsimd::batch<float, Arch> v) {
   if constexpr (is_avx512<Arch>)
@@ -299,6 +306,31 @@ void pack2_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch
                                                _mm512_cvtepi32_epi8(b), 1));
   } else {
     store16<Stream>(p, _mm_packus_epi16(narrow_u16<Arch>(a), narrow_u16<Arch>(b)));
+  }
+}
+
+// int32 lanes -> int8 with signed saturation (vpmovsdb / packssdw + packsswb), for Stream as
+// pack2_u8. pack2_s8: a's then b's. zip2_s8: a0 b0 a1 b1 ... (a chunk of interleaved inputs,
+// simd/chunk.hpp): packssdw leaves each 128-bit lane as a's four words then b's, which one
+// in-lane byte shuffle interleaves, so the words are in element order before the last narrowing.
+template <class Arch, bool Stream = false>
+void pack2_s8(std::int8_t* p, xsimd::batch<std::int32_t, Arch> a, xsimd::batch<std::int32_t, Arch> b) {
+  if constexpr (is_avx512<Arch>) {
+    store32<Stream>(p, _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtsepi32_epi8(a)),
+                                               _mm512_cvtsepi32_epi8(b), 1));
+  } else {
+    store16<Stream>(p, _mm_packs_epi16(narrow_s16<Arch>(a), narrow_s16<Arch>(b)));
+  }
+}
+template <class Arch, bool Stream = false>
+void zip2_s8(std::int8_t* p, xsimd::batch<std::int32_t, Arch> a, xsimd::batch<std::int32_t, Arch> b) {
+  const __m128i words = _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+  if constexpr (is_avx512<Arch>) {
+    const __m512i w = _mm512_shuffle_epi8(_mm512_packs_epi32(a, b), _mm512_broadcast_i32x4(words));
+    store32<Stream>(p, _mm512_cvtsepi16_epi8(w));
+  } else {
+    const __m256i w = _mm256_shuffle_epi8(_mm256_packs_epi32(a, b), _mm256_broadcastsi128_si256(words));
+    store16<Stream>(p, _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1)));
   }
 }
 
