@@ -81,15 +81,14 @@ struct static_quant_sink {
     if (amax)
       m = xsimd::max(m, xsimd::max(S::magnitude(a), S::magnitude(b)));
     const B sc(scale);
+    const auto qa = S::template bits<true>(a * sc), qb = S::template bits<true>(b * sc);
     if constexpr (std::is_same<Q, std::int8_t>::value) {  // saturating narrowings: no byte masks
-      const auto qa = S::int8_saturable(a * sc), qb = S::int8_saturable(b * sc);
       auto* out = reinterpret_cast<std::int8_t*>(p);
       if constexpr (Interleaved)
         arch_impl::zip2_s8<Arch, Stream>(out, qa, qb);
       else
         arch_impl::pack2_s8<Arch, Stream>(out, qa, qb);
     } else {
-      const U qa = S::template bits<true>(a * sc), qb = S::template bits<true>(b * sc);
       if constexpr (Interleaved)  // fp8 bits fill no more than the low byte
         arch_impl::pack_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), qa | (qb << 8));
       else

@@ -4,8 +4,8 @@
 // scalar functions (dynamic_scale, q8_0_scale_of) from max |v| bits found in registers; the
 // conversions are integer operations on the bits, or roundings whose mode is in the instruction,
 // so neither the FP environment nor a NaN operand order can change a bit, and no conversion
-// raises a flag the reference does not (no NaN or out-of-range value reaches a float -> int
-// conversion or an ordered compare).
+// raises a flag the reference does not (no NaN reaches a float -> int conversion or an ordered
+// compare, and no out-of-range value a conversion that would flag it: int8_saturable).
 #pragma once
 
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
@@ -43,10 +43,10 @@ struct quant_simd {
   // |v| bits (magnitude_bits): signed compares suffice, they are below 2^31.
   static U magnitude(B v) { return bitwise_as<U>(v) & U(0x7fffffffu); }
 
-  // int8_from_float(p) for p without NaN (the norms' clean rows, simd/rows.hpp), as int32 lanes
-  // for a saturating narrowing (arch_impl::pack2_s8, zip2_s8): RNE of p clamped to [-128, 127]
-  // (the bounds are integers, so clamping before rounding gives the same value). The narrowing
-  // does the lower clamp unless the conversion would raise the invalid flag below -2^31.
+  // int8_from_float(p) for p without NaN, as int32 lanes for a saturating narrowing (store,
+  // arch_impl::zip2_s8): RNE of p clamped to [-128, 127] (the bounds are integers, so clamping
+  // before rounding gives the same value). The narrowing does the lower clamp unless the
+  // conversion would raise the invalid flag below -2^31.
   static I int8_saturable(B p) {
     p = xsimd::min(p, B(127.0f));  // 2^31 and above would convert to INT_MIN
     if constexpr (!arch_impl::int_even_quiet<Arch>)
@@ -54,16 +54,16 @@ struct quant_simd {
     return arch_impl::int_even<Arch>(p);
   }
 
-  // quantized_bits<Q>(p) in the low byte of each lane. Finite (fp8 only: int8_saturable): p holds
-  // no NaN, so no NaN select.
+  // quantized_bits<Q>(p) for store: fp8 patterns in the low byte of each lane (U), int8 int32
+  // lanes that saturate to it (I). Finite: p holds no NaN (the norms' clean rows, simd/rows.hpp),
+  // so no NaN select.
   template <bool Finite = false>
-  static U bits(B p) {
+  static auto bits(B p) {
     if constexpr (std::is_same<Q, std::int8_t>::value) {
-      static_assert(!Finite, "int8 without NaN: int8_saturable");
-      // int8_from_float: RNE, NaN -> 0, clamp; the clamped value converts exactly.
-      B r = xsimd::select(xsimd::isnan(p), B(0.0f), arch_impl::round_even<Arch>(p));
-      r = xsimd::min(xsimd::max(r, B(-128.0f)), B(127.0f));
-      return bitwise_as<U>(xsimd::to_int(r)) & U(0xffu);
+      if constexpr (Finite)
+        return int8_saturable(p);
+      else  // int8_from_float: NaN -> 0
+        return int8_saturable(xsimd::select(xsimd::isnan(p), B(0.0f), p));
     } else {
       using F = std::conditional_t<std::is_same<Q, e4m3>::value, e4m3_format, e5m2_format>;
       constexpr int m = static_cast<int>(F::man_bits);
@@ -106,15 +106,20 @@ struct quant_simd {
     return bitwise_as<U>(xsimd::to_int(r)) & U(0xffu);
   }
 
+  // One byte per lane: U lanes hold it in their low byte, I lanes saturate to it (bits).
   template <class T>
   static void store(T* p, U b) {
     arch_impl::pack_u8<Arch>(reinterpret_cast<std::uint8_t*>(p), b);
   }
   template <class T>
-  static void store_partial(T* p, U b, std::size_t n) {
-    std::uint8_t buf[W];
-    arch_impl::pack_u8<Arch>(buf, b);
-    copy_short<W>(reinterpret_cast<std::uint8_t*>(p), buf, n);
+  static void store(T* p, I b) {
+    arch_impl::pack_s8<Arch>(reinterpret_cast<std::int8_t*>(p), b);
+  }
+  template <class T, class L>
+  static void store_partial(T* p, L b, std::size_t n) {
+    T buf[W];
+    store(buf, b);
+    copy_short<W>(reinterpret_cast<std::uint8_t*>(p), reinterpret_cast<const std::uint8_t*>(buf), n);
   }
 
   static std::uint32_t lanes_max(U m) { return arch_impl::hmax_u32<Arch>(m); }

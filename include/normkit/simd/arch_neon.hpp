@@ -98,12 +98,8 @@ xsimd::batch<float, Arch> sqrt(xsimd::batch<float, Arch> a) {
   return vsqrtq_f32(a);
 }
 
-// Rounding to an integral value with the mode in the instruction (frintn: RNE, frintz: toward
-// zero), not FPCR's (arch_x86.hpp).
-template <class Arch>
-xsimd::batch<float, Arch> round_even(xsimd::batch<float, Arch> v) {
-  return vrndnq_f32(v);
-}
+// Rounding toward zero to an integral value with the mode in the instruction (frintz), not
+// FPCR's (arch_x86.hpp).
 template <class Arch>
 xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
   return vrndq_f32(v);
@@ -138,8 +134,14 @@ void pack2_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch
   vst1_u8(p, vmovn_u16(vcombine_u16(vmovn_u32(a), vmovn_u32(b))));
 }
 
-// int32 lanes -> int8 with signed saturation (sqxtn), a's then b's, or a0 b0 a1 b1 ... (zip2_s8:
-// arch_x86.hpp).
+// int32 lanes -> int8 with signed saturation (sqxtn): one batch, a's then b's, or a0 b0 a1 b1 ...
+// (zip2_s8: arch_x86.hpp).
+template <class Arch>
+void pack_s8(std::int8_t* p, xsimd::batch<std::int32_t, Arch> v) {
+  const int16x4_t h = vqmovn_s32(v);
+  const std::uint32_t w = vget_lane_u32(vreinterpret_u32_s8(vqmovn_s16(vcombine_s16(h, h))), 0);
+  std::memcpy(p, &w, sizeof w);
+}
 template <class Arch, bool Stream = false>
 void pack2_s8(std::int8_t* p, xsimd::batch<std::int32_t, Arch> a, xsimd::batch<std::int32_t, Arch> b) {
   vst1_s8(p, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));

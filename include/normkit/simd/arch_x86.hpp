@@ -242,15 +242,8 @@ xsimd::batch<float, Arch> sqrt(xsimd::batch<float, Arch> a) {
 #endif
 }
 
-// Rounding to an integral value with the mode in the instruction (round / roundscale), not
-// MXCSR's: RNE, or toward zero; no exception flag (the quantized outputs, ops/quantize_simd.hpp).
-template <class Arch>
-xsimd::batch<float, Arch> round_even(xsimd::batch<float, Arch> v) {
-  if constexpr (is_avx512<Arch>)
-    return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  else
-    return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
+// Rounding toward zero to an integral value with the mode in the instruction (round /
+// roundscale), not MXCSR's; no exception flag (Q8_0's round-away, ops/quantize_simd.hpp).
 template <class Arch>
 xsimd::batch<float, Arch> round_zero(xsimd::batch<float, Arch> v) {
   if constexpr (is_avx512<Arch>)
@@ -309,10 +302,19 @@ void pack2_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch
   }
 }
 
-// int32 lanes -> int8 with signed saturation (vpmovsdb / packssdw + packsswb), for Stream as
-// pack2_u8. pack2_s8: a's then b's. zip2_s8: a0 b0 a1 b1 ... (a chunk of interleaved inputs,
-// simd/chunk.hpp): packssdw leaves each 128-bit lane as a's four words then b's, which one
-// in-lane byte shuffle interleaves, so the words are in element order before the last narrowing.
+// int32 lanes -> int8 with signed saturation (vpmovsdb / packssdw + packsswb): pack_s8 one batch,
+// as pack_u8; for Stream as pack2_u8. pack2_s8: a's then b's. zip2_s8: a0 b0 a1 b1 ... (a chunk of
+// interleaved inputs, simd/chunk.hpp): packssdw leaves each 128-bit lane as a's four words then b's, which
+// one in-lane byte shuffle interleaves, so the words are in element order before the last narrowing.
+template <class Arch>
+void pack_s8(std::int8_t* p, xsimd::batch<std::int32_t, Arch> v) {
+  if constexpr (is_avx512<Arch>) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtsepi32_epi8(v));
+  } else {
+    const __m128i w = narrow_s16<Arch>(v);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packs_epi16(w, w));
+  }
+}
 template <class Arch, bool Stream = false>
 void pack2_s8(std::int8_t* p, xsimd::batch<std::int32_t, Arch> a, xsimd::batch<std::int32_t, Arch> b) {
   if constexpr (is_avx512<Arch>) {
