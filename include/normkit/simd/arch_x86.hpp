@@ -303,9 +303,10 @@ void pack2_u8(std::uint8_t* p, xsimd::batch<std::uint32_t, Arch> a, xsimd::batch
 }
 
 // int32 lanes -> int8 with signed saturation (vpmovsdb / packssdw + packsswb): pack_s8 one batch,
-// as pack_u8; for Stream as pack2_u8. pack2_s8: a's then b's. zip2_s8: a0 b0 a1 b1 ... (a chunk of
-// interleaved inputs, simd/chunk.hpp): packssdw leaves each 128-bit lane as a's four words then b's, which
-// one in-lane byte shuffle interleaves, so the words are in element order before the last narrowing.
+// as pack_u8; for Stream as pack2_u8. pack2_s8: a's then b's. zip2_s8: a0 b0 a1 b1 ... (a chunk
+// of interleaved inputs, simd/chunk.hpp): packssdw leaves each 128-bit lane as a's four words
+// then b's, which one in-lane byte shuffle interleaves, so the words are in element order before
+// the last narrowing.
 template <class Arch>
 void pack_s8(std::int8_t* p, xsimd::batch<std::int32_t, Arch> v) {
   if constexpr (is_avx512<Arch>) {
