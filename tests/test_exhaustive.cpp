@@ -3,14 +3,15 @@
 // narrowed to bf16 and to fp16 by the scalar conversion and by normkit::convert on every ISA this
 // CPU runs, is checked against an independent formula -- rounding done on the real value in
 // double, not the integer carry trick of types.hpp. And every pattern quantized to e4m3, e5m2 and
-// int8 by the quantized norms' kernels on every SIMD ISA, against the scalar conversions. Prints
-// the time of each check.
+// int8 by the quantized norms' kernels on every SIMD ISA, against the scalar conversions; and every
+// float up to 127 in magnitude through Q8_0 on every ISA, against ggml's roundf. Prints the time of
+// each check.
 #include "support.hpp"
 
 #include <algorithm>    // std::max, std::min
 #include <atomic>       // std::atomic
 #include <chrono>       // std::chrono::steady_clock
-#include <cmath>        // std::fabs
+#include <cmath>        // std::fabs, std::round
 #include <cstdint>      // std::int8_t, std::uint16_t, std::uint32_t, std::uint64_t
 #include <cstdio>       // std::printf, std::snprintf
 #include <cstring>      // std::memcpy, std::memcmp
@@ -119,10 +120,9 @@ struct check {
   std::vector<std::string> examples;
 };
 
-// body(begin, end) over [0, n) in chunks of 2^20, on two threads.
+// body(begin, end) over [0, n) in chunks (of 2^20 unless told), on two threads.
 template <class Body>
-void parallel_chunks(std::size_t n, Body body) {
-  constexpr std::size_t chunk = std::size_t{1} << 20;
+void parallel_chunks(std::size_t n, Body body, std::size_t chunk = std::size_t{1} << 20) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t b; (b = next.fetch_add(chunk)) < n;)
@@ -323,6 +323,86 @@ TEST(Exhaustive, EveryFloatQuantizesToE5m2OnEveryIsaAsTheScalarConversion) {
 
 TEST(Exhaustive, EveryFloatQuantizesToInt8OnEveryIsaAsTheScalarConversion) {
   quantized_checks<std::int8_t>();
+}
+
+// Q8_0's round-half-away conversion on every ISA (the scalar reference included), for every float
+// it converts as it is: a block whose largest magnitude is 127 has d = 127 / 127 = 1 and id = 1,
+// so q_i = round(v_i). Every pattern with |v| <= 127 (2.25e9 of them: both signs, zeros and
+// subnormals included) goes through rms_norm_q8_0 as the gains of a row of ones (v_i = g_i, as above), 31 per
+// block beside a 127. Expected: ggml's own formula (quantize_row_q8_0_ref: roundf of x * id, C99
+// round half away from zero), with the C library's roundf -- not normkit's conversion. A block
+// whose scale is not 1 multiplies first, and |x * id| stays below 127.5 there, so these are all
+// the roundings it can meet; NaN, Inf and out-of-range values have their own tests (test_quant).
+TEST(Exhaustive, EveryFloatUpTo127QuantizesToQ8_0OnEveryIsaAsGgmlRounds) {
+  using normkit::block_q8_0;
+  constexpr std::uint32_t top = 0x42fe0000u;                     // 127.0f
+  constexpr std::uint64_t count = 2 * (std::uint64_t{top} + 1);  // [+0, 127] and [-0, -127]
+  constexpr std::size_t per_block = block_q8_0::size - 1, blocks = 32768, cols = blocks * block_q8_0::size;
+  constexpr std::uint64_t per_call = std::uint64_t{per_block} * blocks;
+  const std::size_t calls = static_cast<std::size_t>((count + per_call - 1) / per_call);
+  auto pattern = [](std::uint64_t k) {
+    return k <= top ? static_cast<std::uint32_t>(k) : 0x80000000u | static_cast<std::uint32_t>(k - top - 1);
+  };
+  const std::vector<bf16> ones(cols, normkit::from_float<bf16>(1.0f));
+  for (isa i : all_isas()) {
+    if (!normkit::isa_available(i)) {
+      std::printf("[ skipped  ] rms_norm_q8_0 on %s: not available on this CPU/build\n",
+                  normkit::to_string(i));
+      continue;
+    }
+    isa_scope scope(i);
+    ASSERT_TRUE(scope.ok());
+    std::mutex mu;
+    std::uint64_t mismatches = 0;
+    std::vector<std::string> examples;
+    const auto t0 = std::chrono::steady_clock::now();
+    parallel_chunks(
+        calls,
+        [&](std::size_t c0, std::size_t c1) {
+          std::vector<float> g(cols);
+          std::vector<block_q8_0> q(blocks);
+          for (std::size_t c = c0; c < c1; ++c) {
+            const std::uint64_t k0 = c * per_call;
+            for (std::size_t b = 0; b < blocks; ++b) {
+              for (std::size_t j = 0; j < per_block; ++j) {
+                const std::uint64_t k = k0 + b * per_block + j;
+                g[b * block_q8_0::size + j] = normkit::detail::bits_float(k < count ? pattern(k) : 0u);
+              }
+              g[b * block_q8_0::size + per_block] = 127.0f;
+            }
+            const normkit::status st =
+                normkit::rms_norm_q8_0<normkit::pytorch>(ones.data(), g.data(), q.data(), 1, cols, 0.0f);
+            std::uint64_t bad = 0;
+            char buf[128] = "";
+            for (std::size_t b = 0; b < blocks; ++b) {
+              const bool scale_ok = q[b].d.bits == 0x3c00u && q[b].qs[per_block] == 127;
+              for (std::size_t j = 0; j < per_block; ++j) {
+                const float v = g[b * block_q8_0::size + j];
+                const int want = static_cast<int>(std::round(v));  // |v| <= 127: no clamp needed
+                if (scale_ok && q[b].qs[j] == want)
+                  continue;
+                if (bad++ == 0)
+                  std::snprintf(buf, sizeof buf, "0x%08x -> %d (d 0x%04x), expected %d (d 0x3c00)", bits(v),
+                                q[b].qs[j], static_cast<unsigned>(q[b].d.bits), want);
+              }
+            }
+            std::lock_guard<std::mutex> lock(mu);
+            if (st != normkit::status::ok)
+              examples.push_back(std::string("status ") + normkit::to_string(st));
+            mismatches += bad;
+            if (bad && examples.size() < 8)
+              examples.push_back(buf);
+          }
+        },
+        1);
+    std::printf("[ timing   ] rms_norm_q8_0 on %s: %llu patterns, %.1f s wall, %llu mismatches\n",
+                normkit::to_string(i), static_cast<unsigned long long>(count),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                static_cast<unsigned long long>(mismatches));
+    for (const auto& e : examples)
+      ADD_FAILURE() << "rms_norm_q8_0 on " << normkit::to_string(i) << ": " << e;
+    EXPECT_EQ(mismatches, 0u) << normkit::to_string(i);
+  }
 }
 
 }  // namespace

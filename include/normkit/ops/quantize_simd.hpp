@@ -92,18 +92,17 @@ struct quant_simd {
     }
   }
 
-  // int8_round_away_bits(p) in the low byte of each lane (q8_0).
-  static U round_away_bits(B p) {
+  // int8_round_away_bits(p) as int32 lanes for the saturating narrowing (store), as bits' int8.
+  static I round_away(B p) {
     const I u = bitwise_as<I>(p);
-    // |p| capped at 256 on the bits (NaN included: replaced below), so nothing overflows.
+    // |p| capped at 256 on the bits (NaN included: replaced below), so |r| <= 257 converts exactly
+    // and the narrowing does both clamps.
     const B a = bitwise_as<B>(xsimd::min(u & I(0x7fffffff), I(0x43800000)));
     const B t = arch_impl::round_zero<Arch>(a);
     const B frac = a - t;  // exact
     B r = t + xsimd::select(frac >= B(0.5f), B(1.0f), B(0.0f));
     r = bitwise_as<B>(bitwise_as<I>(r) | (u & I(static_cast<std::int32_t>(0x80000000u))));
-    r = xsimd::select(xsimd::isnan(p), B(0.0f), r);
-    r = xsimd::min(xsimd::max(r, B(-128.0f)), B(127.0f));
-    return bitwise_as<U>(xsimd::to_int(r)) & U(0xffu);
+    return xsimd::to_int(xsimd::select(xsimd::isnan(p), B(0.0f), r));  // integral: truncation exact
   }
 
   // One byte per lane: U lanes hold it in their low byte, I lanes saturate to it (bits).
@@ -206,7 +205,7 @@ struct quant_simd {
         next.prefetch((b0 + b) * block_q8_0::size, block_q8_0::size);
         const B ib(id[b]);
         for (std::size_t k = 0; k < K; ++k)
-          store(out[b0 + b].qs + k * W, round_away_bits(B::load_unaligned(x + k * W) * ib));
+          store(out[b0 + b].qs + k * W, round_away(B::load_unaligned(x + k * W) * ib));
       }
     }
   }
