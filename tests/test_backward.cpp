@@ -764,8 +764,10 @@ TEST_P(BackwardParity, ForwardVariantsMatchTheForwardAndItsStatistics) {
 // forward with no gamma or beta and fp32 output gives y_j = n_j * 1 = n_j. Rows where re-centring
 // on the saved mean alone loses bits: a large mean with a small spread, an outlier x_0 (the
 // refined shift), a constant row, ordinary rows.
+// as_forward false: only the reference's bits (a rescaled row is re-centred on its saved mean).
 template <class T>
-void normalized_value_case(const std::vector<T>& x, std::size_t cols, const std::string& what) {
+void normalized_value_case(const std::vector<T>& x, std::size_t cols, const std::string& what,
+                           bool as_forward = true) {
   const std::vector<T> dy(cols, as<T>(1.0f));
   std::vector<float> y(cols), dg(cols), db(cols), dgr(cols), dbr(cols), mean(1), rstd(1);
   std::vector<T> dx(cols), dxr(cols);
@@ -782,7 +784,7 @@ void normalized_value_case(const std::vector<T>& x, std::size_t cols, const std:
             status::ok);
   ASSERT_SAME_BITS(dg, dgr, what + " dgamma vs reference");
   ASSERT_SAME_BITS(dx, dxr, what + " dx vs reference");
-  for (std::size_t j = 0; j < cols; ++j) {
+  for (std::size_t j = 0; as_forward && j < cols; ++j) {
     // fma(1, -0, +0) is +0: zeros compare by value, everything else by bits.
     if (y[j] == 0.0f)
       ASSERT_EQ(dg[j], 0.0f) << what << " column " << j;
@@ -820,8 +822,49 @@ TEST_P(BackwardParity, LayerNormBackwardNormalizesAsItsForward) {
     std::vector<bf16> outlier16 = normal_vec<bf16>(r, cols, 1.0f, -20.0f);
     outlier16[0] = as<bf16>(3e3f);
     normalized_value_case(outlier16, cols, c + " bf16 outlier x_0");
+    std::vector<float> rescaled = normal_vec<float>(r, cols);
+    rescaled[0] = 1e30f;  // S overflows: the forward rescales, and its saved mean is not K + m
+    normalized_value_case(rescaled, cols, c + " f32 rescaled", false);
+    rescaled = normal_vec<float>(r, cols, 1e20f, 0.0f);
+    rescaled[0] = 0.0f;  // rescaled too, with K = 0: the saved mean may well equal K + m at scale 1
+    normalized_value_case(rescaled, cols, c + " f32 rescaled, K = 0", false);
+    normalized_value_case(normal_vec<float>(r, cols, 1e17f, 3e17f), cols, c + " f32 |d| beyond 2^51");
     if (::testing::Test::HasFatalFailure())
       return;
+  }
+}
+
+// The rows whose forward refinement test is closest to its threshold: x_0 stepped one ulp at a
+// time across the point where refines() (the test's own steps) changes, on both sides of the
+// mean: the rows where a replay that decided the test any other way than the forward's own
+// arithmetic (an estimate of S, a shortcut with too thin a margin) would centre differently.
+TEST_P(BackwardParity, LayerNormBackwardNormalizesAsItsForwardAtTheRefinementThreshold) {
+  NORMKIT_USE_ISA(GetParam());
+  rng r(78);
+  for (std::size_t cols : {300u, 1030u, 4096u}) {
+    const std::vector<float> base = normal_vec<float>(r, cols);
+    for (float sign : {1.0f, -1.0f}) {
+      auto with_x0 = [&](std::uint32_t u) {
+        std::vector<float> v = base;
+        v[0] = sign * from_bits<float>(u);
+        return v;
+      };
+      std::uint32_t lo = bits(1.0f), hi = bits(1e3f);  // x_0 = +-1 keeps K, +-1000 refines
+      ASSERT_FALSE(refines(with_x0(lo)));
+      ASSERT_TRUE(refines(with_x0(hi)));
+      while (hi - lo > 1) {
+        const std::uint32_t mid = lo + (hi - lo) / 2;
+        (refines(with_x0(mid)) ? hi : lo) = mid;
+      }
+      for (std::uint32_t u = hi - 24; u != hi + 24; ++u) {
+        const std::string c = isa_name() + " cols=" + std::to_string(cols) +
+                              " x_0=" + std::to_string(sign * from_bits<float>(u)) +
+                              (refines(with_x0(u)) ? " (refines)" : "");
+        normalized_value_case(with_x0(u), cols, c);
+        if (::testing::Test::HasFatalFailure())
+          return;
+      }
+    }
   }
 }
 
