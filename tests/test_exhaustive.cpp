@@ -107,17 +107,31 @@ TEST(Exhaustive, FormulaMatchesHandWorkedCases) {
   EXPECT_NE(fp16_formula(0x33000000u), 0x0001);  // half-away would give 0x0001
 }
 
-// One check: a conversion of n floats to T, run with `which` selected (the scalar conversion
-// needs no ISA), and its totals.
-template <class T>
-struct check {
+// A check's totals, and their report: the time it took (wall and process CPU: the machine is
+// shared, so wall time alone can mislead), then a failure per example and for any mismatch.
+struct tally {
   std::string name;
-  bool uses_isa = false;
-  isa which = isa::scalar;
-  std::function<void(const float*, T*, std::size_t)> convert;
   double wall = 0, cpu = 0;
   std::uint64_t mismatches = 0;
   std::vector<std::string> examples;
+};
+
+void report(const tally& t, const char* patterns) {
+  std::printf("[ timing   ] %s: %s patterns, %.1f s wall, %.1f s CPU, %llu mismatches\n", t.name.c_str(),
+              patterns, t.wall, t.cpu, static_cast<unsigned long long>(t.mismatches));
+  std::fflush(stdout);
+  for (const auto& e : t.examples)
+    ADD_FAILURE() << t.name << ": " << e;
+  EXPECT_EQ(t.mismatches, 0u) << t.name;
+}
+
+// One check: a conversion of n floats to T, run with `which` selected (the scalar conversion
+// needs no ISA), and its totals.
+template <class T>
+struct check : tally {
+  bool uses_isa = false;
+  isa which = isa::scalar;
+  std::function<void(const float*, T*, std::size_t)> convert;
 };
 
 // body(begin, end) over [0, n) in chunks (of 2^20 unless told), on two threads.
@@ -186,14 +200,8 @@ void run_all_floats(bits_type<T> (*formula)(std::uint32_t), std::vector<check<T>
     }
   }
   std::printf("[ timing   ] expected bits: %.1f s wall, %.1f s CPU\n", formula_wall, formula_cpu);
-  for (const check<T>& c : checks) {
-    std::printf("[ timing   ] %s: 2^32 patterns, %.1f s wall, %.1f s CPU, %llu mismatches\n", c.name.c_str(),
-                c.wall, c.cpu, static_cast<unsigned long long>(c.mismatches));
-    for (const auto& e : c.examples)
-      ADD_FAILURE() << c.name << ": " << e;
-    EXPECT_EQ(c.mismatches, 0u) << c.name;
-  }
-  std::fflush(stdout);
+  for (const check<T>& c : checks)
+    report(c, "2^32");
 }
 
 // The scalar conversion T(float) and normkit::convert<float, T> on every ISA this CPU runs.
@@ -328,11 +336,11 @@ TEST(Exhaustive, EveryFloatQuantizesToInt8OnEveryIsaAsTheScalarConversion) {
 // Q8_0's round-half-away conversion on every ISA (the scalar reference included), for every float
 // it converts as it is: a block whose largest magnitude is 127 has d = 127 / 127 = 1 and id = 1,
 // so q_i = round(v_i). Every pattern with |v| <= 127 (2.25e9 of them: both signs, zeros and
-// subnormals included) goes through rms_norm_q8_0 as the gains of a row of ones (v_i = g_i, as above), 31 per
-// block beside a 127. Expected: ggml's own formula (quantize_row_q8_0_ref: roundf of x * id, C99
-// round half away from zero), with the C library's roundf -- not normkit's conversion. A block
-// whose scale is not 1 multiplies first, and |x * id| stays below 127.5 there, so these are all
-// the roundings it can meet; NaN, Inf and out-of-range values have their own tests (test_quant).
+// subnormals included) goes through rms_norm_q8_0 as the gains of a row of ones (v_i = g_i, as
+// above), 31 per block beside a 127. Expected: ggml's own formula (quantize_row_q8_0_ref: roundf of x * id,
+// C99 round half away from zero), with the C library's roundf -- not normkit's conversion. A block whose
+// scale is not 1 multiplies first, and |x * id| stays below 127.5 there, so these are all the roundings it
+// can meet; NaN, Inf and out-of-range values have their own tests (test_quant).
 TEST(Exhaustive, EveryFloatUpTo127QuantizesToQ8_0OnEveryIsaAsGgmlRounds) {
   using normkit::block_q8_0;
   constexpr std::uint32_t top = 0x42fe0000u;                     // 127.0f
@@ -353,9 +361,10 @@ TEST(Exhaustive, EveryFloatUpTo127QuantizesToQ8_0OnEveryIsaAsGgmlRounds) {
     isa_scope scope(i);
     ASSERT_TRUE(scope.ok());
     std::mutex mu;
-    std::uint64_t mismatches = 0;
-    std::vector<std::string> examples;
+    tally t;
+    t.name = std::string("rms_norm_q8_0 on ") + normkit::to_string(i);
     const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t cpu0 = std::clock();
     parallel_chunks(
         calls,
         [&](std::size_t c0, std::size_t c1) {
@@ -388,20 +397,16 @@ TEST(Exhaustive, EveryFloatUpTo127QuantizesToQ8_0OnEveryIsaAsGgmlRounds) {
             }
             std::lock_guard<std::mutex> lock(mu);
             if (st != normkit::status::ok)
-              examples.push_back(std::string("status ") + normkit::to_string(st));
-            mismatches += bad;
-            if (bad && examples.size() < 8)
-              examples.push_back(buf);
+              t.examples.push_back(std::string("status ") + normkit::to_string(st));
+            t.mismatches += bad;
+            if (bad && t.examples.size() < 8)
+              t.examples.push_back(buf);
           }
         },
         1);
-    std::printf("[ timing   ] rms_norm_q8_0 on %s: %llu patterns, %.1f s wall, %llu mismatches\n",
-                normkit::to_string(i), static_cast<unsigned long long>(count),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                static_cast<unsigned long long>(mismatches));
-    for (const auto& e : examples)
-      ADD_FAILURE() << "rms_norm_q8_0 on " << normkit::to_string(i) << ": " << e;
-    EXPECT_EQ(mismatches, 0u) << normkit::to_string(i);
+    t.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    t.cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+    report(t, std::to_string(count).c_str());
   }
 }
 
