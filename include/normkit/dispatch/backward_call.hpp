@@ -144,13 +144,16 @@ status backward_call(typename Op::template args<T> a, const W* gamma, bool parti
   const bool fold = !partial && (dgamma || dbeta);
   const std::size_t blocks = grad_blocks(a.rows), depth = fold ? grad_tree::depth(blocks) : 0;
   const std::size_t n_out = (dgamma ? 1 : 0) + (dbeta ? 1 : 0);
-  const std::size_t floats = ((gamma ? 1 : 0) + (fold ? n_out * depth : 0)) * a.cols;
+  const std::size_t work = Ref ? 0 : grad_work_floats<T>(a.cols);
+  const std::size_t floats = ((gamma ? 1 : 0) + (fold ? n_out * depth : 0)) * a.cols + work;
   const std::unique_ptr<float[]> scratch(floats ? new (std::nothrow) float[floats] : nullptr);
   if (floats && !scratch) {
     backward_without_scratch<Op, Knobs>(a, gamma, partial);
     return status::ok;
   }
   float* rest = scratch.get();
+  a.work = work ? rest : nullptr;
+  rest += work;
   a.gain = nullptr;
   if (gamma) {
     gain_row<Knobs>(gamma, rest, a.cols);

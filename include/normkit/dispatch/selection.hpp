@@ -118,10 +118,11 @@ constexpr bool run_by_selected_policy(type_list<P...>) {
           ...);
 }
 
-// Whether a kernel's bf16 stores can use AVX512-BF16 (simd/io.hpp): it stores bf16 (the first
-// type of its narrows, core/op.hpp), and not from interleaved chunks (core/op.hpp), whose integer
-// narrowing is a shift and an or and which the instruction, its subnormal guard and a shuffle did
-// not make faster (docs/performance.md).
+// Whether a kernel's bf16 stores can use AVX512-BF16 (simd/io.hpp, simd/chunk.hpp): it stores
+// bf16 (the first type of its narrows, core/op.hpp), and, for the norms, not from interleaved
+// chunks (core/op.hpp), whose integer narrowing is a shift and an or and which the instruction,
+// its subnormal guard and a shuffle did not make faster there (the backward's interleaved rows
+// gain from it; docs/performance.md).
 template <class Op, class Narrows, class... Ts>
 constexpr bool hw_bf16_kernel() {
   if constexpr (Narrows::size == 0)

@@ -36,7 +36,8 @@ struct layer_norm_backward_args {
   float* dbeta;
   std::size_t rows, cols;
   std::size_t dy_stride, x_stride, dx_stride;
-  bool stream;  // a hint: dx is large enough for streaming stores (no effect on the bits)
+  bool stream;            // a hint: dx is large enough for streaming stores (no effect on the bits)
+  float* work = nullptr;  // grad_work_floats<T>(cols) floats (core/backward.hpp)
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 

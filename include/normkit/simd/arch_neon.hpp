@@ -85,6 +85,21 @@ xsimd::batch<float, Arch> div(xsimd::batch<float, Arch> a, xsimd::batch<float, A
   return vdivq_f32(a, b);
 }
 
+// A chunk's 2W floats (a, b) in element order -> its even elements in a, its odd ones in b (the
+// interleaved layout, simd/chunk.hpp), and back.
+template <class Arch>
+void unzip2(xsimd::batch<float, Arch>& a, xsimd::batch<float, Arch>& b) {
+  const float32x4_t e = vuzp1q_f32(a, b), o = vuzp2q_f32(a, b);
+  a = e;
+  b = o;
+}
+template <class Arch>
+void zip2(xsimd::batch<float, Arch>& a, xsimd::batch<float, Arch>& b) {
+  const float32x4_t l = vzip1q_f32(a, b), h = vzip2q_f32(a, b);
+  a = l;
+  b = h;
+}
+
 // contract fold halves on one register's lanes: v[k] + v[k + 2], then lane 0 + lane 1.
 template <class Arch>
 float halve_sum(xsimd::batch<float, Arch> v) {

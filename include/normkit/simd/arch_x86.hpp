@@ -40,6 +40,37 @@ xsimd::batch<std::uint32_t, Arch> widen_u16(const std::uint16_t* p) {
     return _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// A chunk's 2W floats (a, b) in element order -> its even elements in a, its odd ones in b (the
+// interleaved layout, simd/chunk.hpp), and back.
+template <class Arch>
+void unzip2(xsimd::batch<float, Arch>& a, xsimd::batch<float, Arch>& b) {
+  if constexpr (is_avx512<Arch>) {
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0),
+                  odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512 e = _mm512_permutex2var_ps(a, even, b), o = _mm512_permutex2var_ps(a, odd, b);
+    a = e;
+    b = o;
+  } else {  // a0 a2 b0 b2 | a4 a6 b4 b6, then the pairs in order
+    const __m256 e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xdd);
+    a = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xd8));
+    b = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xd8));
+  }
+}
+template <class Arch>
+void zip2(xsimd::batch<float, Arch>& a, xsimd::batch<float, Arch>& b) {
+  if constexpr (is_avx512<Arch>) {
+    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0),
+                  hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+    const __m512 l = _mm512_permutex2var_ps(a, lo, b), h = _mm512_permutex2var_ps(a, hi, b);
+    a = l;
+    b = h;
+  } else {  // a0 b0 a1 b1 | a4 b4 a5 b5 and a2 b2 a3 b3 | a6 b6 a7 b7, then the halves in order
+    const __m256 l = _mm256_unpacklo_ps(a, b), h = _mm256_unpackhi_ps(a, b);
+    a = _mm256_permute2f128_ps(l, h, 0x20);
+    b = _mm256_permute2f128_ps(l, h, 0x31);
+  }
+}
+
 // 32 and 16 bytes to p: non-temporal when Stream (p then aligned to them).
 template <bool Stream>
 void store32(void* p, __m256i v) {
@@ -139,7 +170,8 @@ bool bf16_hw_exact(xsimd::batch<float, Arch> v) {
 template <class Arch, int Avoid = fpclass_denormal>
 bool bf16_hw_exact(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
   static_assert(is_avx512<Arch>, "AVX512-BF16 is an AVX-512 extension");
-  return (_mm512_fpclass_ps_mask(a, Avoid) | _mm512_fpclass_ps_mask(b, Avoid)) == 0;
+  // kortestw: with `|` on the masks g++ 12 moved both to integer registers to test them.
+  return _kortestz_mask16_u8(_mm512_fpclass_ps_mask(a, Avoid), _mm512_fpclass_ps_mask(b, Avoid));
 }
 template <class Arch>
 void bf16_hw_store(std::uint16_t* p, xsimd::batch<float, Arch> v) {
@@ -150,6 +182,15 @@ template <class Arch, bool Stream = false>
 void bf16_hw_store2(std::uint16_t* p, xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
   store_words<Arch, Stream>(
       p, xsimd::batch<std::uint32_t, Arch>(reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(b, a))));
+}
+// The interleaved chunk (simd/chunk.hpp: a the even elements, b the odd ones) in element order:
+// the instruction gives a's lanes then b's, and one word permute (vpermw) interleaves them.
+template <class Arch, bool Stream = false>
+void bf16_hw_store2_interleaved(std::uint16_t* p, xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+  const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                                       22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  store_words<Arch, Stream>(p, xsimd::batch<std::uint32_t, Arch>(_mm512_permutexvar_epi16(
+                                   idx, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(b, a)))));
 }
 #endif
 

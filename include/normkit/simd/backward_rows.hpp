@@ -7,8 +7,10 @@
 // per group instead of per row, and the same fma sequence per column as the reference
 // (core/backward.hpp), whose bits every step reproduces (docs/contract.md, "Backward"). The sums
 // b and a of the next group are taken inside this output pass, a canonical block at a time
-// behind its columns, so that their first reads of dy and x overlap its arithmetic. Chunks use
-// the split layout for every type (the float partials have no interleaved form).
+// behind its columns, so that their first reads of dy and x overlap its arithmetic. bf16 rows
+// use the interleaved chunk layout (simd/chunk.hpp: one instruction per register to widen, not
+// two), with the fp32 gains and the block partials in a scratch in that layout, chunk by chunk
+// from column 0; the partials leave it in column order at the end of each block.
 #pragma once
 
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
@@ -17,7 +19,8 @@
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uintptr_t
-#include <type_traits>  // std::integral_constant
+#include <type_traits>  // std::integral_constant, std::is_same
+#include <utility>      // std::pair
 
 #include "../core/abi.hpp"
 #include "../core/backward.hpp"
@@ -52,22 +55,45 @@ constexpr std::size_t grad_prefetch_groups = 2;
 template <class Arch, class Row, class T>
 void backward_simd_rows(const T* dy, const T* x, const float* gain, const float* rstd, const float* mean,
                         T* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
-                        std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream) {
+                        std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream,
+                        float* work) {
   using B = typename shape<Arch>::batch;
   using M = xsimd::batch_bool<float, Arch>;
   using table = neutral_table<float>;
   constexpr bool Centered = Row::centered;
+  constexpr bool IL = std::is_same<T, bf16>::value;  // interleaved chunks (work: grad_work_floats)
   constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width, G = grad_group_rows;
-  // g_i as fp32 (the policy's offset added by the caller); a null gain reads 1 with step 0.
-  const std::size_t g_step = gain ? 1 : 0;
-  const float* const gp = gain ? gain : neutral_values<Arch, float>(table::one);
-  const float d = static_cast<float>(cols);
-  // Streaming stores need every row's dx to start at the same offset within a cache line.
-  stream = stream && (dx_stride * sizeof(T)) % cache_line == 0;
+  using inputs = chunk_io<T, Arch, IL>;
+  using floats = chunk_io<float, Arch, false>;  // gains and partials: as stored (IL: the scratch)
+  // Streaming stores need every row's dx to start at the same offset within a cache line, and
+  // interleaved rows chunks from column 0 (the scratch's layout): those stream only lines whose
+  // first element is a row's (engines' tensors are 64-byte aligned).
+  stream = stream && (dx_stride * sizeof(T)) % cache_line == 0 &&
+           (!IL || reinterpret_cast<std::uintptr_t>(dx) % cache_line == 0);
   const std::size_t head =
       stream ? min_of(cols, (cache_line - reinterpret_cast<std::uintptr_t>(dx) % cache_line) % cache_line /
                                 sizeof(T))
              : 0;
+  // g_i as fp32 (the policy's offset added by the caller); a null gain reads 1 with step 0. The
+  // interleaved rows read the gains from the scratch, each chunk's even elements then its odd
+  // ones (the tail chunk zero-padded), and keep the partials there.
+  const std::size_t padded = (cols + W2 - 1) / W2 * W2;
+  float* const wg = IL ? work + padded : nullptr;
+  float* const wb = IL ? work + 2 * padded : nullptr;
+  if (IL && gain) {
+    for (std::size_t i = 0; i < padded; i += W2) {
+      B a, b;
+      if (i + W2 <= cols)
+        floats::load(gain + i, a, b);
+      else
+        load_chunk_partial<Arch, false>(gain + i, cols - i, a, b);
+      arch_impl::unzip2<Arch>(a, b);
+      floats::template store<true, false>(work + i, a, b);
+    }
+  }
+  const std::size_t g_step = gain ? 1 : 0;
+  const float* const gp = gain ? (IL ? work : gain) : neutral_values<Arch, float>(table::one);
+  const float d = static_cast<float>(cols);
 
   // One chunk's values of one row: f(dy), g, t = f(dy) * g and n, each for registers a and b.
   // contract: t_i = f(dy_i) * g_i; n_i = f(x_i) * rstd, or ((f(x_i) - K) - m) * rstd.
@@ -91,17 +117,20 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
   auto load = [gp, g_step, finish](const T* dyr, const T* xr, std::size_t i, const row_scalars& s, values& v)
                   NORMKIT_LAMBDA_ALWAYS_INLINE {
                     B xa, xb;
-                    chunk_io<T, Arch, false>::load(dyr + i, v.y[0], v.y[1]);
-                    chunk_io<T, Arch, false>::load(xr + i, xa, xb);
-                    chunk_io<float, Arch, false>::load(gp + i * g_step, v.g[0], v.g[1]);
+                    inputs::load(dyr + i, v.y[0], v.y[1]);
+                    inputs::load(xr + i, xa, xb);
+                    floats::load(gp + i * g_step, v.g[0], v.g[1]);
                     finish(v, xa, xb, s);
                   };
   auto load_partial = [gp, g_step, finish](const T* dyr, const T* xr, std::size_t i, std::size_t n,
                                            const row_scalars& s, values& v) {
     B xa, xb;
-    load_chunk_partial<Arch, false>(dyr + i, n, v.y[0], v.y[1]);
-    load_chunk_partial<Arch, false>(xr + i, n, xa, xb);
-    load_chunk_partial<Arch, false>(gp + i * g_step, n, v.g[0], v.g[1]);
+    load_chunk_partial<Arch, IL>(dyr + i, n, v.y[0], v.y[1]);
+    load_chunk_partial<Arch, IL>(xr + i, n, xa, xb);
+    if (IL)  // the scratch's chunk is whole (zero-padded)
+      floats::load(gp + i * g_step, v.g[0], v.g[1]);
+    else
+      load_chunk_partial<Arch, false>(gp + i * g_step, n, v.g[0], v.g[1]);
     finish(v, xa, xb, s);
   };
 
@@ -122,18 +151,18 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     if constexpr (Centered) {
       // contract: the forward's own centring (its statistics replayed at scale 1, Row::stats) when
       // the saved mean is its K + m, else K = the saved mean, m = csum(f(x_i) - K) / d.
-      const plain_source<Arch, false, T> src{xr, {}};
-      const row_stats f = Row::template stats<Arch, false>(src, cols, 0.0f);
+      const plain_source<Arch, IL, T> src{xr, {}};
+      const row_stats f = Row::template stats<Arch, IL>(src, cols, 0.0f);
       if (!f.nan_row && f.scale == 1.0f && f.shift + f.mean == mean[r]) {
         s.shift = B(f.shift);
         s.m = B(f.mean);
       } else {
         const B shift = s.shift;
-        s.m = B(canonical_sum<Arch, false>(src, cols,
-                                           [&](B acc, B v, const M* keep) {
-                                             const B di = v - shift;
-                                             return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
-                                           }) /
+        s.m = B(canonical_sum<Arch, IL>(src, cols,
+                                        [&](B acc, B v, const M* keep) {
+                                          const B di = v - shift;
+                                          return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
+                                        }) /
                 d);
       }
     }
@@ -175,7 +204,7 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
         load_partial(dyr, xr, i, cols - i, s, v);
         const B zero(0.0f);
         for (std::size_t h = 0; h < 2; ++h) {
-          const M keep = chunk_lanes_below<Arch, false>(h, cols - i);
+          const M keep = chunk_lanes_below<Arch, IL>(h, cols - i);
           v.y[h] = xsimd::select(keep, v.y[h], zero);
           v.g[h] = xsimd::select(keep, v.g[h], zero);
           v.t[h] = xsimd::select(keep, v.t[h], zero);
@@ -184,9 +213,9 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
       }
       accumulate(u, j, v);
     }
-    s.neg_b = B(-(fold<Arch, false>(u.p) / d));
+    s.neg_b = B(-(fold<Arch, IL>(u.p) / d));
     if constexpr (Centered)
-      s.neg_a = B(-(fold<Arch, false>(u.q) / d));
+      s.neg_a = B(-(fold<Arch, IL>(u.q) / d));
   };
   auto row_stats_of = [&](std::size_t r, const T* dyr, const T* xr) {
     row_scalars s = centring_of(r, xr);
@@ -222,8 +251,8 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
   for (std::size_t r0 = 0; r0 < rows;) {
     const std::size_t k = r0 / grad_block_rows;
     const std::size_t n_rows = group_rows(r0);
-    float* const pg = dgamma ? dgamma + k * cols : nullptr;
-    float* const pb = dbeta ? dbeta + k * cols : nullptr;
+    float* const pg = dgamma ? (IL ? wg : dgamma + k * cols) : nullptr;  // where the pass keeps them
+    float* const pb = dbeta ? (IL ? wb : dbeta + k * cols) : nullptr;
     const bool first = r0 % grad_block_rows == 0;  // contract: a block partial starts at +0
     const T* dyr[G];
     const T* xr[G];
@@ -275,19 +304,20 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
       auto chunks = [&](std::size_t i, std::size_t n, bool stream_it, auto sub) NORMKIT_LAMBDA_ALWAYS_INLINE {
         constexpr std::size_t S = decltype(sub)::value;  // n == S * W2, or n <= W2 when S == 1
         const bool whole = n == S * W2;
+        const bool whole_partials = IL || whole;  // the scratch's chunks are whole
         B sg[S][2], sb[S][2];
         for (std::size_t s = 0; s < S; ++s) {
           sg[s][0] = sg[s][1] = sb[s][0] = sb[s][1] = B(0.0f);
           const std::size_t j = i + s * W2;
           if (pg && !first) {
-            if (whole)
-              chunk_io<float, Arch, false>::load(pg + j, sg[s][0], sg[s][1]);
+            if (whole_partials)
+              floats::load(pg + j, sg[s][0], sg[s][1]);
             else
               load_chunk_partial<Arch, false>(pg + j, n, sg[s][0], sg[s][1]);
           }
           if (pb && !first) {
-            if (whole)
-              chunk_io<float, Arch, false>::load(pb + j, sb[s][0], sb[s][1]);
+            if (whole_partials)
+              floats::load(pb + j, sb[s][0], sb[s][1]);
             else
               load_chunk_partial<Arch, false>(pb + j, n, sb[s][0], sb[s][1]);
           }
@@ -315,12 +345,12 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
             }
             T* const dxp = dxr[g] + j;
             if (stream_it) {
-              chunk_io<T, Arch, false>::template store<false, true>(dxp, da, db);
+              inputs::template store<false, true>(dxp, da, db);
             } else if (whole) {
-              chunk_io<T, Arch, false>::template store<false, false>(dxp, da, db);
+              inputs::template store<false, false>(dxp, da, db);
             } else {
               T buf[W2];
-              chunk_io<T, Arch, false>::template store<false, false>(buf, da, db);
+              inputs::template store<false, false>(buf, da, db);
               copy_short<W2>(dxp, buf, n);
             }
           }
@@ -329,15 +359,13 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
           const std::size_t j = i + s * W2;
           float fbuf[W2];
           if (pg) {
-            chunk_io<float, Arch, false>::template store<true, false>(whole ? pg + j : fbuf, sg[s][0],
-                                                                      sg[s][1]);
-            if (!whole)
+            floats::template store<true, false>(whole_partials ? pg + j : fbuf, sg[s][0], sg[s][1]);
+            if (!whole_partials)
               copy_short<W2>(pg + j, fbuf, n);
           }
           if (pb) {
-            chunk_io<float, Arch, false>::template store<true, false>(whole ? pb + j : fbuf, sb[s][0],
-                                                                      sb[s][1]);
-            if (!whole)
+            floats::template store<true, false>(whole_partials ? pb + j : fbuf, sb[s][0], sb[s][1]);
+            if (!whole_partials)
               copy_short<W2>(pb + j, fbuf, n);
           }
         }
@@ -377,10 +405,23 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     r0 += n_rows;
     // contract: a NaN block partial is stored canonical, once the block's last row is in.
     if (r0 % grad_block_rows == 0 || r0 == rows) {
-      if (pg)
-        canonicalize_nans<Arch>(pg, cols);
-      if (pb)
-        canonicalize_nans<Arch>(pb, cols);
+      for (auto [part, dst] : {std::pair<const float*, float*>{pg, dgamma}, {pb, dbeta}}) {
+        if (!part)
+          continue;
+        dst += k * cols;
+        if constexpr (IL) {  // from the scratch's layout to column order
+          for (std::size_t i = 0; i < cols; i += W2) {
+            B a, b;
+            floats::load(part + i, a, b);
+            arch_impl::zip2<Arch>(a, b);
+            float buf[W2];
+            floats::template store<true, false>(i + W2 <= cols ? dst + i : buf, a, b);
+            if (i + W2 > cols)
+              copy_short<W2>(dst + i, buf, cols - i);
+          }
+        }
+        canonicalize_nans<Arch>(dst, cols);
+      }
     }
   }
   if (stream)

@@ -74,6 +74,12 @@ struct chunk_io<bf16, Arch, true> {
   template <bool Finite, bool Stream>
   static void store(bf16* p, batch a, batch b) {
     using bf = io<bf16, Arch>;
+#if defined(NORMKIT_HW_BF16)  // the backward's kernels: the forward's interleaved ones are avx512's
+    constexpr int avoid =
+        Finite ? arch_impl::fpclass_denormal : arch_impl::fpclass_denormal | arch_impl::fpclass_nan;
+    if (NORMKIT_EXPECT((arch_impl::bf16_hw_exact<Arch, avoid>(a, b)), 1))
+      return arch_impl::bf16_hw_store2_interleaved<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), a, b);
+#endif
     const words w = Finite ? bf::rne_bits(a) | bitwise_as<words>(bf::round_through_finite(b))
                            : bf::canonical_bits(a) | (bf::canonical_bits(b) << 16);
     arch_impl::store_words<Arch, Stream>(p, w);

@@ -104,7 +104,8 @@ struct io<bf16, Arch> {
   template <bool Stream = false>
   static void store2_canonical(bf16* p, batch a, batch b) {
 #if defined(NORMKIT_HW_BF16)
-    if (arch_impl::bf16_hw_exact<Arch, arch_impl::fpclass_denormal | arch_impl::fpclass_nan>(a, b))
+    if (NORMKIT_EXPECT(
+            (arch_impl::bf16_hw_exact<Arch, arch_impl::fpclass_denormal | arch_impl::fpclass_nan>(a, b)), 1))
       return arch_impl::bf16_hw_store2<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), a, b);
 #endif
     arch_impl::pack2_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), canonical_bits(a),
@@ -117,7 +118,7 @@ struct io<bf16, Arch> {
   template <bool Stream>
   static void store2_finite(bf16* p, batch a, batch b) {
 #if defined(NORMKIT_HW_BF16)
-    if (arch_impl::bf16_hw_exact<Arch>(a, b))
+    if (NORMKIT_EXPECT(arch_impl::bf16_hw_exact<Arch>(a, b), 1))
       return arch_impl::bf16_hw_store2<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), a, b);
 #endif
     arch_impl::pack2_u16<Arch, Stream>(reinterpret_cast<std::uint16_t*>(p), rne_bits(a), rne_bits(b));
