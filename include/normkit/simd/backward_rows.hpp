@@ -19,13 +19,14 @@
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uintptr_t
-#include <type_traits>  // std::integral_constant, std::is_same
+#include <type_traits>  // std::integral_constant
 #include <utility>      // std::pair
 
 #include "../core/abi.hpp"
 #include "../core/backward.hpp"
 #include "../core/canonical_sum.hpp"
 #include "../core/epilogue.hpp"
+#include "../core/op.hpp"  // interleaved_layout
 #include "../core/storage.hpp"
 #include "../core/tuning.hpp"
 #include "chunk.hpp"
@@ -61,7 +62,7 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
   using M = xsimd::batch_bool<float, Arch>;
   using table = neutral_table<float>;
   constexpr bool Centered = Row::centered;
-  constexpr bool IL = std::is_same<T, bf16>::value;  // interleaved chunks (work: grad_work_floats)
+  constexpr bool IL = interleaved_layout<T, T, T>;  // dy, x, dx bf16 (work: grad_work_floats)
   constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width, G = grad_group_rows;
   using inputs = chunk_io<T, Arch, IL>;
   using floats = chunk_io<float, Arch, false>;  // gains and partials: as stored (IL: the scratch)
