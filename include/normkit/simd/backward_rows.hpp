@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // normkit: the backward pass's SIMD rows, templated on the xsimd arch, for both norms (Centered:
 // LayerNorm). Rows go in groups of up to two inside a 64-row block. Each row needs its statistics
-// (LayerNorm: the forward's centring replayed, its S taken with b = csum(t n) and a = csum(t);
-// RMSNorm: b) before one pass over the columns writes the group's dx and adds its rows, in row order, into
+// (LayerNorm: the forward's centring replayed, then b = csum(t n) and a = csum(t); RMSNorm: b)
+// before one pass over the columns writes the group's dx and adds its rows, in row order, into
 // the block's dgamma / dbeta partials held in registers -- one read and one write of the partials
 // per group instead of per row, and the same fma sequence per column as the reference
 // (core/backward.hpp), whose bits every step reproduces (docs/contract.md, "Backward"). The sums
@@ -19,7 +19,7 @@
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uintptr_t
-#include <type_traits>  // std::conditional_t, std::integral_constant
+#include <type_traits>  // std::integral_constant
 #include <utility>      // std::pair
 
 #include "../core/abi.hpp"
@@ -98,31 +98,20 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
 
   // One chunk's values of one row: f(dy), g, t = f(dy) * g and n, each for registers a and b.
   // contract: t_i = f(dy_i) * g_i; n_i = f(x_i) * rstd, or ((f(x_i) - K) - m) * rstd.
-  // c: the centred value (LayerNorm), for the replay's S.
   struct values {
-    B y[2], g[2], t[2], n[2], c[2];
+    B y[2], g[2], t[2], n[2];
   };
-  // LayerNorm's unsettled: K and m are the forward's first statistics, right unless its S says it
-  // rescaled or refined (settle, below); m0 is that m as a float, for the test. RMSNorm's rows
-  // carry none of it (a larger row_scalars measured slower there).
-  struct centring_state {
-    float m0 = 0.0f;
-    bool unsettled = false;
-  };
-  struct no_centring_state {};
-  struct row_scalars : std::conditional_t<Centered, centring_state, no_centring_state> {
+  struct row_scalars {
     B rs, shift, m, neg_b, neg_a;
   };
   auto finish = [](values& v, B xa, B xb, const row_scalars& s) NORMKIT_LAMBDA_ALWAYS_INLINE {
     const B xs[2] = {xa, xb};
     for (int h = 0; h < 2; ++h) {
       v.t[h] = v.y[h] * v.g[h];
-      if constexpr (Centered) {
-        v.c[h] = (xs[h] - s.shift) - s.m;
-        v.n[h] = v.c[h] * s.rs;
-      } else {
+      if constexpr (Centered)
+        v.n[h] = ((xs[h] - s.shift) - s.m) * s.rs;
+      else
         v.n[h] = xs[h] * s.rs;
-      }
     }
   };
   // gp and g_step by value: read through the closure, they were reloaded after every store.
@@ -155,67 +144,40 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
   // rstd is (their values selected to 0). b and a are kept negated as floats: xsimd's unary minus
   // on a batch is not a sign flip on every arch (0 - x turns -0 into +0), and fma(n, -b, u) ==
   // fma(-n, b, u) bit for bit, signed zeros included.
-  // q: a's partials; s: S's, the replay's square sum (LayerNorm).
   struct row_sums {
-    B p[A], q[A], s[A];
+    B p[A], q[A];
   };
-  // contract: m = csum(f(x_i) - K) / d (the forward's d_i = fma(f(x_i), 1, -K) is this difference).
-  auto mean_about = [cols, d](const plain_source<Arch, IL, T>& src, float k) {
-    const B shift(k);
-    return canonical_sum<Arch, IL>(src, cols,
-                                   [&](B acc, B v, const M* keep) {
-                                     const B di = v - shift;
-                                     return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
-                                   }) /
-           d;
-  };
-  // contract: the forward's own centring (its statistics replayed at scale 1, Row::stats) when the
-  // saved mean is its K + m, else K = the saved mean, m = csum(f(x_i) - K) / d.
-  auto replayed_centring = [&](std::size_t r, const T* xr) {
-    row_scalars s{{}, B(rstd[r]), B(mean[r]), B(0.0f), B(0.0f), B(0.0f)};
-    const plain_source<Arch, IL, T> src{xr, {}};
-    const row_stats f = Row::template stats<Arch, IL>(src, cols, 0.0f);
-    if (!f.nan_row && f.scale == 1.0f && f.shift + f.mean == mean[r]) {
-      s.shift = B(f.shift);
-      s.m = B(f.mean);
-    } else {
-      s.m = B(mean_about(src, mean[r]));
-    }
-    return s;
-  };
-  // The replay in one pass of its own: the forward's first K = f(x_0) and m. When their sum is the
-  // saved mean they are the forward's unless the forward rescaled or refined, which its S decides:
-  // S is summed with the row's b and a, in the same canonical order, and settle() redoes the rare
-  // row that did (docs/contract.md, "The normalized value"; the forward's S pass would otherwise
-  // read x once more per row). Any other row replays in full.
   auto centring_of = [&](std::size_t r, const T* xr) {
-    row_scalars s{{}, B(rstd[r]), B(0.0f), B(0.0f), B(0.0f), B(0.0f)};
+    row_scalars s{B(rstd[r]), B(Centered ? mean[r] : 0.0f), B(0.0f), B(0.0f), B(0.0f)};
     if constexpr (Centered) {
+      // contract: the forward's own centring (its statistics replayed at scale 1, Row::stats) when
+      // the saved mean is its K + m, else K = the saved mean, m = csum(f(x_i) - K) / d.
       const plain_source<Arch, IL, T> src{xr, {}};
-      const float k = src.first(), m = mean_about(src, k);
-      if (!(k + m == mean[r]))
-        return replayed_centring(r, xr);
-      s.shift = B(k);
-      s.m = B(m);
-      s.m0 = m;
-      s.unsettled = true;
+      const row_stats f = Row::template stats<Arch, IL>(src, cols, 0.0f);
+      if (!f.nan_row && f.scale == 1.0f && f.shift + f.mean == mean[r]) {
+        s.shift = B(f.shift);
+        s.m = B(f.mean);
+      } else {
+        const B shift = s.shift;
+        s.m = B(canonical_sum<Arch, IL>(src, cols,
+                                        [&](B acc, B v, const M* keep) {
+                                          const B di = v - shift;
+                                          return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
+                                        }) /
+                d);
+      }
     }
     return s;
   };
   auto zero_sums = [](row_sums& u) NORMKIT_LAMBDA_ALWAYS_INLINE {
     zero_all(u.p, std::make_index_sequence<A>{});
     zero_all(u.q, std::make_index_sequence<A>{});
-    if constexpr (Centered)
-      zero_all(u.s, std::make_index_sequence<A>{});
   };
-  // contract (the replay's S): S = csum(c_i^2), p = fma(c_i, c_i, p).
   auto accumulate = [](row_sums& u, std::size_t j, const values& v) NORMKIT_LAMBDA_ALWAYS_INLINE {
     for (std::size_t h = 0; h < 2; ++h) {
       u.p[j + h] = arch_impl::fma<Arch>(v.t[h], v.n[h], u.p[j + h]);
-      if constexpr (Centered) {
+      if constexpr (Centered)
         u.q[j + h] = arch_impl::fma<Arch>(v.y[h], v.g[h], u.q[j + h]);
-        u.s[j + h] = arch_impl::fma<Arch>(v.c[h], v.c[h], u.s[j + h]);
-      }
     }
   };
   // The canonical block at i (a multiple of canonical_lanes, i + canonical_lanes <= cols).
@@ -248,7 +210,6 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
           v.g[h] = xsimd::select(keep, v.g[h], zero);
           v.t[h] = xsimd::select(keep, v.t[h], zero);
           v.n[h] = xsimd::select(keep, v.n[h], zero);
-          v.c[h] = xsimd::select(keep, v.c[h], zero);
         }
       }
       accumulate(u, j, v);
@@ -257,29 +218,11 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
     if constexpr (Centered)
       s.neg_a = B(-(fold<Arch, IL>(u.q) / d));
   };
-  // finish_sums, then the forward's decisions on an unsettled row's first statistics (contract:
-  // the rescale at scale 1 with eps 0, the refinement test): a row the forward rescaled or refined
-  // replays in full and sums again.
-  auto settle = [&](std::size_t r, row_sums& u, const T* dyr, const T* xr, std::size_t i, row_scalars& s) {
-    finish_sums(u, dyr, xr, i, s);
-    if constexpr (Centered) {
-      if (!s.unsettled)
-        return;
-      const float S = fold<Arch, IL>(u.s);
-      if (NORMKIT_EXPECT(!needs_rescale<Arch>(S, d, 0.0f) && !shift_is_outlier<Arch>(s.m0, S, d), 1)) {
-        s.unsettled = false;
-        return;
-      }
-      s = replayed_centring(r, xr);
-      zero_sums(u);
-      finish_sums(u, dyr, xr, 0, s);
-    }
-  };
   auto row_stats_of = [&](std::size_t r, const T* dyr, const T* xr) {
     row_scalars s = centring_of(r, xr);
     row_sums u;
     zero_sums(u);
-    settle(r, u, dyr, xr, 0, s);
+    finish_sums(u, dyr, xr, 0, s);
     return s;
   };
 
@@ -449,7 +392,7 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
       if (i < cols)
         chunks(i, cols - i, false, one{});
       for (std::size_t g = 0; g < P; ++g)
-        settle(r0 + n_rows + g, nsum[g], ndy[g], nx[g], pumped, nst[g]);
+        finish_sums(nsum[g], ndy[g], nx[g], pumped, nst[g]);
     };
     if (n_next == G) {
       pass(std::integral_constant<std::size_t, G>{});
