@@ -7,13 +7,13 @@
 
 #include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
-#include <cstddef>      // std::size_t
-#include <type_traits>  // std::is_same
+#include <cstddef>  // std::size_t
 
 #include "abi.hpp"
 #include "canonical_sum.hpp"
 #include "epilogue.hpp"
 #include "math.hpp"
+#include "op.hpp"  // interleaved_layout: the kernels' rule, which this size must follow
 #include "policy.hpp"
 #include "storage.hpp"
 
@@ -29,13 +29,13 @@ constexpr std::size_t grad_blocks(std::size_t rows) {
   return rows / grad_block_rows + (rows % grad_block_rows != 0);
 }
 
-// The scratch of the bf16 backward kernels, which keep the gain row and a block's dgamma and
+// The scratch of the interleaved (bf16) backward kernels, which keep the gain row and a block's dgamma and
 // dbeta partials in their interleaved chunk layout (simd/backward_rows.hpp): three rows padded
 // to whole chunks of any ISA (a canonical block holds whole chunks of each). Other types: none.
 template <class T>
 constexpr std::size_t grad_work_floats(std::size_t cols) {
-  return std::is_same<T, bf16>::value ? 3 * ((cols + canonical_lanes - 1) / canonical_lanes * canonical_lanes)
-                                      : 0;
+  return interleaved_layout<T, T, T> ? 3 * ((cols + canonical_lanes - 1) / canonical_lanes * canonical_lanes)
+                                     : 0;
 }
 
 // The knobs that change the gradient: only the gain offset (contract: the roundings are treated as
