@@ -645,6 +645,47 @@ TEST_P(BackwardParity, StatisticsOutsideTheForwardAreComputedThrough) {
     EXPECT_EQ(dg1[i], f32_mul(dy[cols + i], x[cols + i])) << i;
 }
 
+// ---- dx values at the top of bf16's range: below and on the rounding ties under the largest
+// finite values (ties go to the even neighbour: 0x7f7e stays, 0x7f7f becomes Inf) and up to
+// FLT_MAX. With x = 0 every n_i is 0, so dx_i = T(dy_i * g_i * rstd) = T(dy_i * rstd) exactly (g = 1,
+// dy_i = +-2^-k): one row per value rstd = t. On avx512bf16 the interleaved kernels store these with
+// the hardware conversion (simd/chunk.hpp), whose rounding near the maximum no other test reaches
+// through that store. Lanes with |dy| = 1 are checked against RNE written here; every lane against
+// the reference.
+TEST_P(BackwardParity, OutputsRoundingToTheLargestBf16AndBeyond) {
+  NORMKIT_USE_ISA(GetParam());
+  std::vector<float> rstd;
+  for (const std::uint32_t tie : {0x7f7e8000u, 0x7f7f8000u, 0x7f7fff00u})
+    for (std::uint32_t u = tie - 256; u < tie + 256 && u <= 0x7f7fffffu; ++u)
+      rstd.push_back(normkit::detail::bits_float(u));
+  const std::size_t rows = rstd.size(), cols = 2 * 32 + 7;  // two AVX-512 chunks and a tail
+  std::vector<bf16> x(rows * cols, bf16(0.0f)), dy(rows * cols), dx(rows * cols), want(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t i = 0; i < cols; ++i) {
+      const float sign = ((i * 7 + r) >> 1) & 1 ? -1.0f : 1.0f;
+      dy[r * cols + i] = bf16(i % 5 == 3 ? std::ldexp(sign, -static_cast<int>(i % 9)) : sign);
+    }
+  std::vector<float> dg(cols), wg(cols);
+  ASSERT_EQ(normkit::rms_norm_backward<normkit::pytorch>(dy.data(), x.data(), nullptr, rstd.data(), dx.data(),
+                                                         dg.data(), rows, cols),
+            status::ok);
+  ASSERT_EQ(normkit::reference::rms_norm_backward<normkit::pytorch>(dy.data(), x.data(), nullptr, rstd.data(),
+                                                                    want.data(), wg.data(), rows, cols),
+            status::ok);
+  ASSERT_SAME_BITS(dx, want, isa_name() + " dx near the bf16 maximum");
+  ASSERT_SAME_BITS(dg, wg, isa_name() + " dgamma");
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::uint32_t u = bits(rstd[r]);
+    const std::uint32_t rne = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // 0x7f80: overflow to Inf
+    for (std::size_t i = 0; i < cols; ++i)
+      if (i % 5 != 3) {
+        const std::uint32_t sign = dy[r * cols + i].bits & 0x8000u;
+        ASSERT_EQ(dx[r * cols + i].bits, sign | rne)
+            << "rstd 0x" << std::hex << u << ", column " << std::dec << i;
+      }
+  }
+}
+
 // ---- The forward variants: y == the plain forward's bits; rstd and mean independently computed.
 float independent_csum(const std::vector<float>& terms, bool squares) {
   float p[64] = {};
