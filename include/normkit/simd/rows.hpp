@@ -24,6 +24,7 @@
 #include "../core/epilogue.hpp"
 #include "../core/math.hpp"
 #include "../core/policy.hpp"
+#include "../core/scalar_rows.hpp"  // scalar_ops
 #include "../core/storage.hpp"
 #include "../core/tuning.hpp"
 #include "chunk.hpp"
@@ -587,10 +588,15 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
     // The row after the group (prefetched by the group's last output pass): the next group's
     // first, or the call's last row again.
     const In* const after = r0 + n < rows ? x_at(at) : row[n - 1].x;
-    // contract: the factor from s (or var) and eps, per row.
-    row_factor<Knobs, simd_ops<Arch>>(B::load_aligned(sums), B(static_cast<float>(cols)),
-                                      B::load_aligned(epss))
-        .store_aligned(factors);
+    // contract: the factor from s (or var) and eps, per row. A lone row (decode) in scalar
+    // registers: IEEE either way, and a 512-bit divide and square root have about twice the
+    // latency, behind a vector load of just-stored floats that store forwarding cannot serve.
+    if (n == 1)
+      factors[0] = row_factor<Knobs, impl::scalar_ops>(st[0].sum, static_cast<float>(cols), st[0].eps);
+    else
+      row_factor<Knobs, simd_ops<Arch>>(B::load_aligned(sums), B(static_cast<float>(cols)),
+                                        B::load_aligned(epss))
+          .store_aligned(factors);
     // One gain set, written out of place: the first clean row checks the gains as it writes
     // (write_row). Otherwise a scan of every head's gains, after the first group's statistics so
     // they are the freshest lines in L1 when its output pass starts (docs/performance.md).
