@@ -10,7 +10,7 @@
 // the full column sweep on a few type combinations, and so on (see each test), so the binary runs
 // in seconds per ISA. The harness (generators, layouts, poison checks, comparisons, and the per-op
 // adapters that make every op of ops/list.hpp part of the sweep) is tests/parity.hpp.
-#include <normkit/core/tuning.hpp>  // group_max_bytes: cases on both sides
+#include <normkit/core/tuning.hpp>  // group_max_bytes, peel_min_bytes: cases on both sides
 #include "parity.hpp"
 
 #include <cstddef>  // std::size_t
@@ -123,13 +123,21 @@ TEST_P(Parity, EveryColumnCount) {
 }
 
 // ---- Every element misalignment within 64 bytes of x and y (all pairs), gamma and beta (every
-// value, tied to the x/y offsets), on column counts around the vector widths.
+// value, tied to the x/y offsets), on column counts around the vector widths. Then calls big
+// enough that a row starting inside a line is written up to its first line boundary in partial
+// chunks (core/tuning.hpp, peels: rows at the threshold, and past it with a partial tail), at
+// every y offset (x's tied to it: the rows are long).
 void misalignment_sweep(checker& c, const op_desc& op) {
-  static const std::size_t cols_list[] = {1, 3, 8, 9, 17, 31, 64, 65, 100, 257};
+  using normkit::detail::peel_min_bytes;
+  using normkit::detail::peel_min_row_bytes;
+  const std::size_t peel_cols = peel_min_row_bytes / size_of(op.out);
+  const std::size_t cols_list[] = {1, 3, 8, 9, 17, 31, 64, 65, 100, 257, peel_cols, peel_cols + 37};
   const std::size_t nx = 64 / size_of(op.in), ny = 64 / size_of(op.out), nw = 64 / size_of(op.w);
   for (std::size_t cols : cols_list) {
+    const bool peeled = cols >= peel_cols;
+    static_assert(peel_min_bytes % peel_min_row_bytes == 0, "whole rows reach peel_min_bytes");
     spec s;
-    s.rows = 2;
+    s.rows = peeled ? peel_min_bytes / peel_min_row_bytes : 2;
     s.cols = cols;
     s.row_gen = {gen_kind::normal, 0};
     s.gamma = gain_kind::normal;
@@ -140,6 +148,8 @@ void misalignment_sweep(checker& c, const op_desc& op) {
       for (std::size_t ky = 0; ky < ny; ++ky) {
         if (c.stop())
           return;
+        if (peeled && kx != (5 * ky + 1) % nx)
+          continue;
         layout l;
         l.x_off = kx;
         l.y_off = ky;

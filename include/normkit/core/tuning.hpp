@@ -40,6 +40,19 @@ constexpr bool streams(std::size_t output_bytes, std::size_t threshold) {
 // The cache line: streamed output starts at one, and the next row is prefetched one at a time.
 constexpr std::size_t cache_line = 64;
 
+// An output row that starts inside a cache line splits every whole-chunk store across two lines,
+// which costs when the stores miss L1. So a call with at least peel_min_bytes of output, in rows
+// of at least peel_min_row_bytes, writes each row in partial chunks up to its first line boundary
+// (simd/rows.hpp, write_row); streamed rows always do. On short rows, and on calls that stay in
+// L1, the partial head (and the partial tail it brings) cost more than the splits. Intel VM, fp32
+// RMSNorm, x and y 16 bytes past a line, ns per row without / with the head: 1 x 4096 630 / 500,
+// 2048 x 8 560 / 320, 1024 x 64 285 / 185, 512 x 256 135 / 115; but 16384 x 128 42 / 72,
+// 1 x 1024 146 / 161, 1 x 512 91 / 114 (docs/performance.md).
+constexpr std::size_t peel_min_bytes = 16384, peel_min_row_bytes = 2048;
+constexpr bool peels(std::size_t output_bytes, std::size_t row_bytes) {
+  return output_bytes >= peel_min_bytes && row_bytes >= peel_min_row_bytes;
+}
+
 // Chunks of chunk_bytes that fill one cache line (1 for a chunk of a line or more): a loop that
 // streams several rows stores this many of one row's chunks before the next row's, so that no
 // write-combining line waits half full (simd/backward_rows.hpp).

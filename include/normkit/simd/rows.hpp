@@ -341,6 +341,7 @@ struct write_mode {
   gains_state gains;
   bool stream;    // the output is too big to stay cached: non-temporal stores
   bool prefetch;  // unstreamed rows prefetch the next one (the sink wants to, the input is far: tuning.hpp)
+  bool peel;      // rows starting inside a line are written up to its end in partial chunks (tuning.hpp)
 };
 
 // Where a normalizing op's output pass puts a row: store_sink stores Out (the plain ops); the
@@ -463,14 +464,18 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
       watch(seen, ga, gb, ba, bb);
       yo.store_partial(i, n, compute(xa, ga, ba), compute(xb, gb, bb));
     };
+    // Partial chunks up to the output's first 64-byte boundary: then a streamed row writes whole
+    // lines, and a stored one splits no register across two lines (core/tuning.hpp, peels).
     std::size_t i = 0;
+    const std::size_t head =
+        mode.stream || mode.peel
+            ? min_of(end, (cache_line - reinterpret_cast<std::uintptr_t>(yo.address(0)) % cache_line) %
+                              cache_line / sizeof(Out))
+            : 0;
+    for (std::size_t k; i < head; i += k)
+      partial(i, k = min_of(W2, head - i));
     if constexpr (Fast && !Check && Sink::can_stream) {
-      if (mode.stream) {  // regular stores up to the first 64-byte boundary, then whole lines streamed
-        const std::size_t head =
-            min_of(end, (cache_line - reinterpret_cast<std::uintptr_t>(yo.address(0)) % cache_line) %
-                            cache_line / sizeof(Out));
-        for (std::size_t k; i < head; i += k)
-          partial(i, k = min_of(W2, head - i));
+      if (mode.stream) {  // whole lines streamed
 #pragma GCC unroll 2
         for (; i + W2 <= end; i += W2) {
           B ra, rb;
@@ -536,9 +541,24 @@ struct row_layout {
   std::size_t heads, x_stride, x_head_stride, y_stride, y_head_stride, gain_head_stride;
 };
 
+// One field of an argument bundle, read by a load of its own width. The public entry stores the
+// bundle field by field (constants merged into wider stores) just before the kernel reads it; a
+// load spanning two of those stores cannot be forwarded and waits until both commit, behind every
+// store of the previous call's output. g++ 12 read four fields of layout_of with one 32-byte load:
+// 1 x 64 fp32 RMSNorm took 66 ns per call instead of 53. The empty asm wants each value in a
+// general register, so no wider load serves two of them.
+template <class T>
+NORMKIT_ALWAYS_INLINE T scalar_field(const T& field) {
+  T v = field;
+#if defined(__GNUC__)
+  __asm__("" : "+r"(v));
+#endif
+  return v;
+}
 template <class A>
 row_layout layout_of(const A& a) {
-  return {a.heads, a.x_stride, a.x_head_stride, a.y_stride, a.y_head_stride, a.gain_head_stride};
+  return {scalar_field(a.heads),    scalar_field(a.x_stride),      scalar_field(a.x_head_stride),
+          scalar_field(a.y_stride), scalar_field(a.y_head_stride), scalar_field(a.gain_head_stride)};
 }
 
 // Visits rows in order without a division per row.
@@ -566,8 +586,10 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
   if (rows == 0 || cols == 0)
     return;
   const std::size_t row_bytes = cols * sizeof(In);
+  const std::size_t out_row_bytes = cols * sizeof(typename Sink::out_type);
   write_mode mode{gains_state::unchecked, stream,
-                  Sink::prefetches_far_rows && (ahead.at[0] || prefetches(rows * row_bytes, row_bytes))};
+                  Sink::prefetches_far_rows && (ahead.at[0] || prefetches(rows * row_bytes, row_bytes)),
+                  peels(rows * out_row_bytes, out_row_bytes)};
   auto x_at = [&](row_cursor c) { return x + c.t * lay.x_stride + c.h * lay.x_head_stride; };
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
@@ -628,9 +650,8 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
       // the row's last store).
       // Up to 1 KiB: 16 lines, about the L1's outstanding misses; longer rows are streams the
       // hardware prefetcher follows.
-      constexpr std::size_t out_size = sizeof(typename Sink::out_type);
-      if (!mode.stream && k + 1 < n && cols * out_size <= 1024)
-        prefetch_bytes<Arch, true>(out.address(row[k + 1].y), cols * out_size);
+      if (!mode.stream && k + 1 < n && out_row_bytes <= 1024)
+        prefetch_bytes<Arch, true>(out.address(row[k + 1].y), out_row_bytes);
       Sink yr = out.at(row[k].y);
       if (st[k].nan_row) {
         yr.fill_nan(cols);
