@@ -132,10 +132,10 @@ void misalignment_sweep(checker& c, const op_desc& op) {
   using normkit::detail::peel_min_row_bytes;
   const std::size_t peel_cols = peel_min_row_bytes / size_of(op.out);
   const std::size_t cols_list[] = {1, 3, 8, 9, 17, 31, 64, 65, 100, 257, peel_cols, peel_cols + 37};
+  static_assert(peel_min_bytes % peel_min_row_bytes == 0, "whole rows reach peel_min_bytes");
   const std::size_t nx = 64 / size_of(op.in), ny = 64 / size_of(op.out), nw = 64 / size_of(op.w);
   for (std::size_t cols : cols_list) {
     const bool peeled = cols >= peel_cols;
-    static_assert(peel_min_bytes % peel_min_row_bytes == 0, "whole rows reach peel_min_bytes");
     spec s;
     s.rows = peeled ? peel_min_bytes / peel_min_row_bytes : 2;
     s.cols = cols;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>  // std::size_t
+#include <cstdint>  // std::uintptr_t
 
 #include "abi.hpp"
 
@@ -40,6 +41,12 @@ constexpr bool streams(std::size_t output_bytes, std::size_t threshold) {
 // The cache line: streamed output starts at one, and the next row is prefetched one at a time.
 constexpr std::size_t cache_line = 64;
 
+// Elements of elem_bytes from p up to the next line boundary (0 when p is on one): the head a row
+// writes in partial chunks before its whole lines.
+inline std::size_t elements_to_line(const void* p, std::size_t elem_bytes) {
+  return (cache_line - reinterpret_cast<std::uintptr_t>(p) % cache_line) % cache_line / elem_bytes;
+}
+
 // An output row that starts inside a cache line splits every whole-chunk store across two lines,
 // which costs when the stores miss L1. So a call with at least peel_min_bytes of output, in rows
 // of at least peel_min_row_bytes, writes each row in partial chunks up to its first line boundary
@@ -52,6 +59,12 @@ constexpr std::size_t peel_min_bytes = 16384, peel_min_row_bytes = 2048;
 constexpr bool peels(std::size_t output_bytes, std::size_t row_bytes) {
   return output_bytes >= peel_min_bytes && row_bytes >= peel_min_row_bytes;
 }
+
+// Unstreamed rows of at most this many output bytes put the next row's output lines into L1 while
+// they are written (simd/rows.hpp, norm_rows): 16 lines, about the L1's outstanding misses; longer
+// rows are streams the hardware prefetcher follows. At 2048 x 128 f32, 57 % of the output loop's
+// samples sat on the row's last store before (docs/performance.md, "Little per-row overhead").
+constexpr std::size_t prefetch_out_max_row_bytes = 1024;
 
 // Chunks of chunk_bytes that fill one cache line (1 for a chunk of a line or more): a loop that
 // streams several rows stores this many of one row's chunks before the next row's, so that no

@@ -71,10 +71,7 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
   // first element is a row's (engines' tensors are 64-byte aligned).
   stream = stream && (dx_stride * sizeof(T)) % cache_line == 0 &&
            (!IL || reinterpret_cast<std::uintptr_t>(dx) % cache_line == 0);
-  const std::size_t head =
-      stream ? min_of(cols, (cache_line - reinterpret_cast<std::uintptr_t>(dx) % cache_line) % cache_line /
-                                sizeof(T))
-             : 0;
+  const std::size_t head = stream ? min_of(cols, elements_to_line(dx, sizeof(T))) : 0;
   // g_i as fp32 (the policy's offset added by the caller); a null gain reads 1 with step 0. The
   // interleaved rows read the gains from the scratch, each chunk's even elements then its odd
   // ones (the tail chunk zero-padded), and keep the partials there.

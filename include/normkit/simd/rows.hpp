@@ -13,7 +13,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uintptr_t, std::uint16_t, std::uint32_t
+#include <cstdint>      // std::int32_t
 #include <cstring>      // std::memcpy, std::memset
 #include <type_traits>  // std::conditional_t, std::true_type, std::is_same
 #include <utility>      // std::index_sequence
@@ -341,7 +341,8 @@ struct write_mode {
   gains_state gains;
   bool stream;    // the output is too big to stay cached: non-temporal stores
   bool prefetch;  // unstreamed rows prefetch the next one (the sink wants to, the input is far: tuning.hpp)
-  bool peel;      // rows starting inside a line are written up to its end in partial chunks (tuning.hpp)
+  bool peel;      // a row starting inside a line writes up to its end in partial chunks: streamed rows
+                  // (whole lines), and big calls' rows (tuning.hpp, peels)
 };
 
 // Where a normalizing op's output pass puts a row: store_sink stores Out (the plain ops); the
@@ -467,11 +468,7 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     // Partial chunks up to the output's first 64-byte boundary: then a streamed row writes whole
     // lines, and a stored one splits no register across two lines (core/tuning.hpp, peels).
     std::size_t i = 0;
-    const std::size_t head =
-        mode.stream || mode.peel
-            ? min_of(end, (cache_line - reinterpret_cast<std::uintptr_t>(yo.address(0)) % cache_line) %
-                              cache_line / sizeof(Out))
-            : 0;
+    const std::size_t head = mode.peel ? min_of(end, elements_to_line(yo.address(0), sizeof(Out))) : 0;
     for (std::size_t k; i < head; i += k)
       partial(i, k = min_of(W2, head - i));
     if constexpr (Fast && !Check && Sink::can_stream) {
@@ -589,7 +586,7 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
   const std::size_t out_row_bytes = cols * sizeof(typename Sink::out_type);
   write_mode mode{gains_state::unchecked, stream,
                   Sink::prefetches_far_rows && (ahead.at[0] || prefetches(rows * row_bytes, row_bytes)),
-                  peels(rows * out_row_bytes, out_row_bytes)};
+                  stream || peels(rows * out_row_bytes, out_row_bytes)};
   auto x_at = [&](row_cursor c) { return x + c.t * lay.x_stride + c.h * lay.x_head_stride; };
   // Rows go in groups: every row's statistics first, then one vector divide and square root give
   // all their factors, then the output passes. A short row's reduce -> divide -> sqrt -> divide
@@ -646,11 +643,8 @@ void norm_rows(const In* x, const W* gamma, const W* beta, Sink out, std::size_t
     }
     for (std::size_t k = 0; k < n; ++k) {
       // Short rows: the next row's output lines into L1 while this row is written, so its stores
-      // do not wait on their lines (at 2048 x 128 f32, 57 % of the output loop's samples sat on
-      // the row's last store).
-      // Up to 1 KiB: 16 lines, about the L1's outstanding misses; longer rows are streams the
-      // hardware prefetcher follows.
-      if (!mode.stream && k + 1 < n && out_row_bytes <= 1024)
+      // do not wait on their lines (core/tuning.hpp).
+      if (!mode.stream && k + 1 < n && out_row_bytes <= prefetch_out_max_row_bytes)
         prefetch_bytes<Arch, true>(out.address(row[k + 1].y), out_row_bytes);
       Sink yr = out.at(row[k].y);
       if (st[k].nan_row) {
