@@ -33,6 +33,36 @@ namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
+// bits' tables (AVX-512: simd/arch_x86.hpp, lane_tables), one entry per binade 2^E of the fp8
+// format F, from its smallest normal's (E = 1 - bias: subnormal results too) to its largest, at
+// index (E + 127) mod entries (the lookups read the index's low bits). magic(E) = 2^(E + 23 - m):
+// a float of that size has a unit in the last place of 2^(E - m), F's spacing in the binade, so
+// c + magic (c < 2^(E + 1), rounded to nearest even) is magic plus the units RNE(c / 2^(E - m)),
+// in its low bits -- the formula's r, carry into the next binade included. offset(E) = magic's
+// bits minus the pattern of the binade's first value ((E - 1 + bias) << m), so the sum's bits
+// minus offset(E) are the result's pattern.
+template <class F>
+struct binade_tables {
+  static constexpr int m = static_cast<int>(F::man_bits), e_min = 1 - static_cast<int>(F::bias),
+                       e_max = static_cast<int>((F::max_float_bits >> 23) - 127u);
+  static constexpr std::size_t entries = e_max - e_min < 16 ? 16 : 32;
+  static_assert(e_max - e_min < 32, "one lookup of 32 lanes at most");
+  struct table {
+    alignas(64) std::int32_t v[entries];
+  };
+  static constexpr table make(bool magic_bits) {
+    table t{};
+    for (int e = e_min; e <= e_max; ++e) {
+      const std::int32_t big = (e + 127 + 23 - m) << 23;
+      t.v[static_cast<std::size_t>(e + 127) % entries] = magic_bits ? big : big - ((e - e_min) << m);
+    }
+    return t;
+  }
+  static constexpr table magic_table = make(true), offset_table = make(false);
+  static constexpr const std::int32_t* magic = magic_table.v;
+  static constexpr const std::int32_t* offset = offset_table.v;
+};
+
 template <class Arch, class Q>
 struct quant_simd {
   using B = xsimd::batch<float, Arch>;
@@ -70,6 +100,26 @@ struct quant_simd {
       constexpr std::int32_t max_bits = static_cast<std::int32_t>(F::max_float_bits),
                              min_normal = static_cast<std::int32_t>(F::min_normal_float_bits);
       const I u = bitwise_as<I>(p);
+      if constexpr (arch_impl::lane_tables<Arch>::available) {
+        using T = arch_impl::lane_tables<Arch>;
+        using tables = binade_tables<F>;
+        // The same result by table (binade_tables): c = min(|p|, max), e its exponent field (the
+        // smallest normal's at least), then c + magic(e) rounded once on the result's grid.
+        const B c = T::min_magnitude(p, bitwise_as<B>(I(max_bits)));
+        const I e = xsimd::max(bitwise_as<I>(c), I(min_normal)) >> 23;
+        I magic, offset;
+        if constexpr (tables::entries == 16)
+          magic = T::lookup(tables::magic, e), offset = T::lookup(tables::offset, e);
+        else
+          magic = T::lookup(tables::magic, tables::magic + 16, e),
+          offset = T::lookup(tables::offset, tables::offset + 16, e);
+        const I mag = bitwise_as<I>(T::add_even(c, bitwise_as<B>(magic))) - offset;
+        const I signed_bits = mag | ((u >> 24) & I(0x80));
+        if constexpr (Finite)
+          return bitwise_as<U>(signed_bits);
+        return bitwise_as<U>(xsimd::select(
+            xsimd::isnan(p), bitwise_as<B>(I(storage_traits<Q>::canonical_nan)), bitwise_as<B>(signed_bits)));
+      }
       const I a = u & I(0x7fffffff);
       // Saturation first: max is representable, so |p| >= max (Inf, and NaN, fixed below) rounds
       // to it.

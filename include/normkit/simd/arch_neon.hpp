@@ -186,6 +186,12 @@ NORMKIT_ALWAYS_INLINE void prefetch_for_write(const void* p) {
   __builtin_prefetch(p, 1, 3);
 }
 
+// The AVX-512 table lookups of the fp8 conversions (arch_x86.hpp): none here, the formula serves.
+template <class Arch>
+struct lane_tables {
+  static constexpr bool available = false;
+};
+
 }  // namespace neon
 namespace arch_impl = neon;
 }  // namespace detail

@@ -407,6 +407,37 @@ NORMKIT_ALWAYS_INLINE void prefetch_for_write(const void* p) {
   _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0);
 }
 
+// What the fp8 conversions (ops/quantize_simd.hpp, bits) take per binade, on AVX-512: lanes of a
+// 16- or 32-entry int32 table picked by an index's low bits (vpermd, vpermt2d), a float sum
+// rounded to nearest even by the instruction, not MXCSR, raising no flag (SAE), and min(|v|, cap)
+// with the sign cleared (vrangeps, SAE; a NaN v gives cap, the number of the pair). Under DAZ both
+// read a subnormal operand as zero, which no fp8 rounding tells apart from it (it is below half
+// the smallest fp8 subnormal). AVX2 has no such add, and its vpermd has 8 lanes: it keeps the
+// formula.
+template <class Arch, bool = is_avx512<Arch>>
+struct lane_tables {
+  static constexpr bool available = false;
+};
+template <class Arch>
+struct lane_tables<Arch, true> {
+  static constexpr bool available = true;
+  using B = xsimd::batch<float, Arch>;
+  using I = xsimd::batch<std::int32_t, Arch>;
+  static I lookup(const std::int32_t* t16, I idx) {
+    return _mm512_permutexvar_epi32(idx, _mm512_load_si512(t16));
+  }
+  static I lookup(const std::int32_t* t32_lo, const std::int32_t* t32_hi, I idx) {
+    return _mm512_permutex2var_epi32(_mm512_load_si512(t32_lo), idx, _mm512_load_si512(t32_hi));
+  }
+  static B add_even(B a, B b) {
+    return _mm512_add_round_ps(a, b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  static B min_magnitude(B v, B cap) {
+    // imm8 0b1010: the minimum of the magnitudes, sign bit cleared.
+    return _mm512_range_round_ps(v, cap, 0x0a, _MM_FROUND_NO_EXC);
+  }
+};
+
 }  // namespace x86
 namespace arch_impl = x86;
 }  // namespace detail
