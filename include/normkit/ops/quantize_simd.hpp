@@ -58,9 +58,7 @@ struct binade_tables {
     }
     return t;
   }
-  static constexpr table magic_table = make(true), offset_table = make(false);
-  static constexpr const std::int32_t* magic = magic_table.v;
-  static constexpr const std::int32_t* offset = offset_table.v;
+  static constexpr table magic = make(true), offset = make(false);
 };
 
 template <class Arch, class Q>
@@ -99,45 +97,36 @@ struct quant_simd {
       constexpr int m = static_cast<int>(F::man_bits);
       constexpr std::int32_t max_bits = static_cast<std::int32_t>(F::max_float_bits),
                              min_normal = static_cast<std::int32_t>(F::min_normal_float_bits);
-      const I u = bitwise_as<I>(p);
-      if constexpr (arch_impl::lane_tables<Arch>::available) {
-        using T = arch_impl::lane_tables<Arch>;
-        using tables = binade_tables<F>;
-        // The same result by table (binade_tables): c = min(|p|, max), e its exponent field (the
-        // smallest normal's at least), then c + magic(e) rounded once on the result's grid.
-        const B c = T::min_magnitude(p, bitwise_as<B>(I(max_bits)));
-        const I e = xsimd::max(bitwise_as<I>(c), I(min_normal)) >> 23;
-        I magic, offset;
-        if constexpr (tables::entries == 16)
-          magic = T::lookup(tables::magic, e), offset = T::lookup(tables::offset, e);
-        else
-          magic = T::lookup(tables::magic, tables::magic + 16, e),
-          offset = T::lookup(tables::offset, tables::offset + 16, e);
-        const I mag = bitwise_as<I>(T::add_even(c, bitwise_as<B>(magic))) - offset;
-        const I signed_bits = mag | ((u >> 24) & I(0x80));
-        if constexpr (Finite)
-          return bitwise_as<U>(signed_bits);
-        return bitwise_as<U>(xsimd::select(
-            xsimd::isnan(p), bitwise_as<B>(I(storage_traits<Q>::canonical_nan)), bitwise_as<B>(signed_bits)));
-      }
-      const I a = u & I(0x7fffffff);
-      // Saturation first: max is representable, so |p| >= max (Inf, and NaN, fixed below) rounds
-      // to it.
-      const I c = xsimd::min(a, I(max_bits));
-      // One path for normal and subnormal results (fp8_round_magnitude's two): with E the exponent
-      // of the result's binade, at least the smallest normal's (1 - bias), the result is r units of
-      // 2^(E - m), r = RNE(|p| * 2^(m - E)) in [0, 2^(m+1)] (2^(m+1): a carry into the next
-      // binade), and its pattern is ((E - 1 + bias) << m) + r. t holds E + 127 in the exponent
-      // field, 2^(m - E) is (254 + m) << 23 minus t, the product is exact (a power of two, the
-      // result normal or zero), and the rounding mode is the instruction's, not MXCSR's.
-      const I t = xsimd::max(c & I(0x7f800000), I(min_normal));
-      const B units = bitwise_as<B>(c) * bitwise_as<B>(I((254 + m) << 23) - t);
-      const I mag = ((t - I(min_normal)) >> (23 - m)) + arch_impl::int_even<Arch>(units);
-      const I signed_bits = mag | ((u >> 24) & I(0x80));
+      // The magnitude's pattern: NaN lanes hold anything (selected below).
+      auto magnitude_bits = [&]() -> I {
+        if constexpr (arch_impl::lane_tables<Arch>::available) {
+          // By table (binade_tables): c = min(|p|, max), e its exponent field (the smallest
+          // normal's at least), then c + magic(e) rounded once on the result's grid.
+          using T = arch_impl::lane_tables<Arch>;
+          using tables = binade_tables<F>;
+          const B c = T::min_magnitude(p, bitwise_as<B>(I(max_bits)));
+          const I e = xsimd::max(bitwise_as<I>(c), I(min_normal)) >> 23;
+          const I magic = T::lookup(tables::magic.v, e), offset = T::lookup(tables::offset.v, e);
+          return bitwise_as<I>(T::add_even(c, bitwise_as<B>(magic))) - offset;
+        } else {
+          // Saturation first: max is representable, so |p| >= max (Inf, and NaN) rounds to it.
+          const I c = xsimd::min(bitwise_as<I>(p) & I(0x7fffffff), I(max_bits));
+          // One path for normal and subnormal results (fp8_round_magnitude's two): with E the
+          // exponent of the result's binade, at least the smallest normal's (1 - bias), the result
+          // is r units of 2^(E - m), r = RNE(|p| * 2^(m - E)) in [0, 2^(m+1)] (2^(m+1): a carry
+          // into the next binade), and its pattern is ((E - 1 + bias) << m) + r. t holds E + 127
+          // in the exponent field, 2^(m - E) is (254 + m) << 23 minus t, the product is exact (a
+          // power of two, the result normal or zero), and the rounding mode is the instruction's,
+          // not MXCSR's.
+          const I t = xsimd::max(c & I(0x7f800000), I(min_normal));
+          const B units = bitwise_as<B>(c) * bitwise_as<B>(I((254 + m) << 23) - t);
+          return ((t - I(min_normal)) >> (23 - m)) + arch_impl::int_even<Arch>(units);
+        }
+      };
+      const I signed_bits = magnitude_bits() | ((bitwise_as<I>(p) >> 24) & I(0x80));
       if constexpr (Finite)
         return bitwise_as<U>(signed_bits);
-      return bitwise_as<U>(xsimd::select(xsimd::isnan(bitwise_as<B>(a)),
-                                         bitwise_as<B>(I(storage_traits<Q>::canonical_nan)),
+      return bitwise_as<U>(xsimd::select(xsimd::isnan(p), bitwise_as<B>(I(storage_traits<Q>::canonical_nan)),
                                          bitwise_as<B>(signed_bits)));
     }
   }

@@ -12,6 +12,7 @@
 #include <immintrin.h>  // _mm256_cvtepu16_epi32, _mm256_cvtph_ps, _mm512_cvtepi32_epi16, ...
 #include <xsimd/xsimd.hpp>
 
+#include <cstddef>      // std::size_t
 #include <cstdint>      // std::int8_t, std::int32_t, std::uint8_t, std::uint16_t, std::uint32_t
 #include <type_traits>  // std::is_base_of
 
@@ -423,11 +424,13 @@ struct lane_tables<Arch, true> {
   static constexpr bool available = true;
   using B = xsimd::batch<float, Arch>;
   using I = xsimd::batch<std::int32_t, Arch>;
-  static I lookup(const std::int32_t* t16, I idx) {
-    return _mm512_permutexvar_epi32(idx, _mm512_load_si512(t16));
-  }
-  static I lookup(const std::int32_t* t32_lo, const std::int32_t* t32_hi, I idx) {
-    return _mm512_permutex2var_epi32(_mm512_load_si512(t32_lo), idx, _mm512_load_si512(t32_hi));
+  template <std::size_t N>
+  static I lookup(const std::int32_t (&t)[N], I idx) {
+    static_assert(N == 16 || N == 32, "one register, or two");
+    if constexpr (N == 16)
+      return _mm512_permutexvar_epi32(idx, _mm512_load_si512(t));
+    else
+      return _mm512_permutex2var_epi32(_mm512_load_si512(t), idx, _mm512_load_si512(t + 16));
   }
   static B add_even(B a, B b) {
     return _mm512_add_round_ps(a, b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
