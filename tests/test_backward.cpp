@@ -451,16 +451,32 @@ void parity_types(int& n) {
   }
 }
 
+// The CPU's group size of the backward's output pass, back after a test that sets another.
+struct group_rows_restorer {
+  std::size_t saved = normkit::impl::grad_group_rows();
+  ~group_rows_restorer() { normkit::impl::set_grad_group_rows(saved); }
+};
+
 TEST_P(BackwardParity, SimdEqualsReferenceBits) {
   NORMKIT_USE_ISA(GetParam());
-  // Every T with its own gain type, and each gain type under another T: the kernels see gamma only
-  // as the fp32 gain row the entry point makes, so the pairs check that conversion, not new code.
-  int n = 0;
-  parity_types<float, float>(n);
-  parity_types<bf16, bf16>(n);
-  parity_types<fp16, fp16>(n);
-  parity_types<bf16, float>(n);
-  parity_types<float, fp16>(n);
+  // Both group sizes on any CPU (AVX-512 runs four; the others run two for either): the shapes'
+  // row counts end groups of four with 1, 2 and 3 rows, inside and at the end of a 64-row block.
+  const group_rows_restorer restore;
+  for (const std::size_t group : {2u, 4u}) {
+    normkit::impl::set_grad_group_rows(group);
+    SCOPED_TRACE("group_rows=" + std::to_string(group));
+    // Every T with its own gain type, and each gain type under another T: the kernels see gamma
+    // only as the fp32 gain row the entry point makes, so the pairs check that conversion, not
+    // new code.
+    int n = 0;
+    parity_types<float, float>(n);
+    parity_types<bf16, bf16>(n);
+    parity_types<fp16, fp16>(n);
+    parity_types<bf16, float>(n);
+    parity_types<float, fp16>(n);
+    if (HasFatalFailure())
+      return;
+  }
 }
 
 // ---- dgamma / dbeta: one call == the partial / reduce pair over any split at block boundaries.
@@ -531,13 +547,20 @@ TEST_P(BackwardParity, ParameterGradientsIndependentOfRowSplits) {
 // line, whole lines (a line of each row before the next row's where a chunk is less than a line),
 // then single chunks and a tail; their bits too. Heads of 0, 1 and 8 elements leave 0, 31 and 24
 // after the lines: whole chunks that fill no line (AVX2 bf16: one of 16; NEON: three of 8). The
-// threshold is pinned to 1 MiB here (the machine's may be tens of MiB) and restored after. With
-// 4 MiB of dy and x the output passes also prefetch the rows ahead (simd/backward_rows.hpp).
+// threshold is pinned to 1 MiB here (the machine's may be tens of MiB) and restored after. Two
+// row counts: 131, whose dy and x stay below prefetch_min_bytes, so that AVX-512 runs groups of
+// four (ending its last block with three rows); and 4 MiB of dy and x plus 3 rows, whose output
+// passes prefetch the rows ahead, across the 64-row blocks of the folded call
+// (simd/backward_rows.hpp).
 TEST_P(BackwardParity, StreamingStoresOnLargeOutputs) {
   NORMKIT_USE_ISA(GetParam());
   const pinned_stream_threshold pin(std::size_t(1) << 20);
+  const group_rows_restorer restore;
+  normkit::impl::set_grad_group_rows(4);
   const std::size_t cols = 4096, rows = normkit::detail::prefetch_min_bytes / (2 * cols * sizeof(bf16)) + 3;
-  ASSERT_GE(rows * cols * sizeof(bf16), normkit::stream_min_bytes());
+  ASSERT_FALSE(normkit::detail::prefetches(131 * cols * 2 * sizeof(bf16), cols * sizeof(bf16)));
+  ASSERT_TRUE(normkit::detail::prefetches(rows * cols * 2 * sizeof(bf16), cols * sizeof(bf16)));
+  ASSERT_GE(131 * cols * sizeof(bf16), normkit::stream_min_bytes());
   rng r(11);
   const std::vector<bf16> x = normal_vec<bf16>(r, rows * cols);
   std::vector<bf16> dy = normal_vec<bf16>(r, rows * cols + 32);
@@ -556,31 +579,38 @@ TEST_P(BackwardParity, StreamingStoresOnLargeOutputs) {
   constexpr std::size_t cache_line = normkit::detail::cache_line;
   const std::size_t line = cache_line / sizeof(bf16),
                     at = reinterpret_cast<std::uintptr_t>(got.data()) % cache_line / sizeof(bf16);
-  for (const std::size_t head : {std::size_t(0), std::size_t(1), std::size_t(8)}) {
-    const std::size_t off = (2 * line - head - at) % line;  // dx + off is head elements before a line
-    ASSERT_EQ(normkit::reference::layer_norm_backward<normkit::pytorch>(
-                  dy.data() + off, x.data(), gamma.data(), mean.data(), rstd.data(), want.data(), wg.data(),
-                  wb.data(), rows, cols),
-              status::ok);
-    ASSERT_EQ(normkit::layer_norm_backward<normkit::pytorch>(dy.data() + off, x.data(), gamma.data(),
-                                                             mean.data(), rstd.data(), got.data() + off,
-                                                             dg.data(), db.data(), rows, cols),
-              status::ok);
-    ASSERT_SAME_BITS(std::vector<bf16>(got.begin() + static_cast<std::ptrdiff_t>(off),
-                                       got.begin() + static_cast<std::ptrdiff_t>(off + rows * cols)),
-                     want, isa_name() + " streamed dx, head " + std::to_string(head));
-    ASSERT_SAME_BITS(dg, wg, isa_name() + " dgamma");
-    ASSERT_SAME_BITS(db, wb, isa_name() + " dbeta");
-    ASSERT_EQ(normkit::rms_norm_backward<normkit::gemma>(dy.data() + off, x.data(), gamma.data(), rstd.data(),
-                                                         got.data() + off, dg.data(), rows, cols),
-              status::ok);
-    ASSERT_EQ(normkit::reference::rms_norm_backward<normkit::gemma>(
-                  dy.data() + off, x.data(), gamma.data(), rstd.data(), want.data(), wg.data(), rows, cols),
-              status::ok);
-    ASSERT_SAME_BITS(std::vector<bf16>(got.begin() + static_cast<std::ptrdiff_t>(off),
-                                       got.begin() + static_cast<std::ptrdiff_t>(off + rows * cols)),
-                     want, isa_name() + " streamed rms dx, head " + std::to_string(head));
-    ASSERT_SAME_BITS(dg, wg, isa_name() + " rms dgamma");
+  for (const std::size_t n : {std::size_t(131), rows}) {
+    for (const std::size_t head : {std::size_t(0), std::size_t(1), std::size_t(8)}) {
+      const std::size_t off = (2 * line - head - at) % line;  // dx + off is head elements before a line
+      const std::string what = isa_name() + " rows=" + std::to_string(n) + " head " + std::to_string(head);
+      auto dx_rows = [&] {
+        return std::vector<bf16>(got.begin() + static_cast<std::ptrdiff_t>(off),
+                                 got.begin() + static_cast<std::ptrdiff_t>(off + n * cols));
+      };
+      ASSERT_EQ(normkit::reference::layer_norm_backward<normkit::pytorch>(
+                    dy.data() + off, x.data(), gamma.data(), mean.data(), rstd.data(), want.data(), wg.data(),
+                    wb.data(), n, cols),
+                status::ok);
+      ASSERT_EQ(normkit::layer_norm_backward<normkit::pytorch>(dy.data() + off, x.data(), gamma.data(),
+                                                               mean.data(), rstd.data(), got.data() + off,
+                                                               dg.data(), db.data(), n, cols),
+                status::ok);
+      ASSERT_SAME_BITS(dx_rows(),
+                       std::vector<bf16>(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(n * cols)),
+                       what + " streamed dx");
+      ASSERT_SAME_BITS(dg, wg, what + " dgamma");
+      ASSERT_SAME_BITS(db, wb, what + " dbeta");
+      ASSERT_EQ(normkit::rms_norm_backward<normkit::gemma>(dy.data() + off, x.data(), gamma.data(),
+                                                           rstd.data(), got.data() + off, dg.data(), n, cols),
+                status::ok);
+      ASSERT_EQ(normkit::reference::rms_norm_backward<normkit::gemma>(
+                    dy.data() + off, x.data(), gamma.data(), rstd.data(), want.data(), wg.data(), n, cols),
+                status::ok);
+      ASSERT_SAME_BITS(dx_rows(),
+                       std::vector<bf16>(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(n * cols)),
+                       what + " streamed rms dx");
+      ASSERT_SAME_BITS(dg, wg, what + " rms dgamma");
+    }
   }
 }
 

@@ -127,6 +127,24 @@ inline std::size_t last_level_cache_bytes() {
   return best;
 }
 
+// The associativity of the level-1 data cache the CPU reports (cpuid leaf 4 or 0x8000001D, as
+// above), or 0 when it reports none; not asked outside x86, where nothing uses it yet
+// (core/tuning.hpp, grad_group_rows_for).
+inline unsigned l1_data_cache_ways() {
+#if defined(__x86_64__) || defined(__i386__)
+  for (unsigned leaf : {4u, 0x8000001du}) {
+    for (unsigned sub = 0; sub < 16; ++sub) {
+      unsigned a = 0, b = 0, cx = 0, d = 0;
+      if (!__get_cpuid_count(leaf, sub, &a, &b, &cx, &d) || (a & 0x1fu) == 0)
+        break;
+      if ((a & 0x1fu) == 1 && ((a >> 5) & 0x7u) == 1)  // data cache, level 1
+        return ((b >> 22) & 0x3ffu) + 1;
+    }
+  }
+#endif
+  return 0;
+}
+
 }  // namespace impl
 }  // namespace NORMKIT_ABI_NAMESPACE
 }  // namespace normkit

@@ -73,6 +73,16 @@ constexpr std::size_t chunks_per_line(std::size_t chunk_bytes) {
   return chunk_bytes < cache_line ? cache_line / chunk_bytes : 1;
 }
 
+// Rows per group of the backward's output pass where the kernel has a choice (AVX-512, inputs not
+// far: simd/backward_rows.hpp): four where the L1 data cache has at least 12 ways, else two. A
+// group reads 2G input rows, usually a multiple of 4 KiB apart, so their lines share one L1 set:
+// on an 8-way L1 (AMD EPYC, AVX2) four rows ran 16 % slower than two, while on the 12-way 48 KiB
+// L1 of the Intel Xeon VM four ran 7-13 % faster in cache, a group's partials being read and
+// written half as often (docs/performance.md). A CPU that reports no L1 gets two.
+constexpr std::size_t grad_group_rows_for(unsigned l1_data_ways) {
+  return l1_data_ways >= 12 ? 4 : 2;
+}
+
 // Whether a normalizing call (simd/rows.hpp, norm_rows) whose output is not streamed prefetches
 // the next row during each output pass (streamed calls always do; a sink says whether it wants
 // to: prefetches_far_rows): when its input is beyond L2 and its rows are long. Measured on the

@@ -8,6 +8,7 @@
 
 #include "../core/fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
+#include <atomic>       // std::atomic
 #include <cstddef>      // std::size_t
 #include <cstring>      // std::memcpy
 #include <memory>       // std::unique_ptr
@@ -16,6 +17,7 @@
 
 #include "../core/abi.hpp"
 #include "../core/backward.hpp"
+#include "../core/cpu.hpp"
 #include "../core/math.hpp"
 #include "../core/status.hpp"
 #include "../core/tuning.hpp"
@@ -41,6 +43,22 @@ void run_path(const typename Op::template args<Ts...>& a) {
 template <class T>
 bool dx_streams(std::size_t rows, std::size_t cols) {
   return streams(rows * cols * sizeof(T), stream_min_bytes());
+}
+
+// Rows per group of the backward kernels' output pass: the CPU's (core/tuning.hpp,
+// grad_group_rows_for) unless set_grad_group_rows replaced it. Speed only, never a bit; a kernel
+// without groups of four (all but AVX-512), or whose inputs are far, runs two
+// (simd/backward_rows.hpp).
+inline std::atomic<std::size_t>& grad_group_state() {
+  static std::atomic<std::size_t> rows{grad_group_rows_for(l1_data_cache_ways())};
+  return rows;
+}
+inline std::size_t grad_group_rows() {
+  return grad_group_state().load(std::memory_order_relaxed);
+}
+// For the calls that start afterwards: 4, or 2 for anything else (the tests run both on any CPU).
+inline void set_grad_group_rows(std::size_t rows) {
+  grad_group_state().store(rows == 4 ? 4 : 2, std::memory_order_relaxed);
 }
 
 // Columns per tile of the stack-only folds: a tree of up to 2^64 blocks in 65 x 64 floats.
@@ -153,6 +171,8 @@ status backward_call(typename Op::template args<T> a, const W* gamma, bool parti
   }
   float* rest = scratch.get();
   a.work = work ? rest : nullptr;
+  a.group_rows = grad_group_rows();
+  a.far_inputs = prefetches(a.rows * a.cols * 2 * sizeof(T), a.cols * sizeof(T));
   rest += work;
   a.gain = nullptr;
   if (gamma) {
@@ -168,6 +188,7 @@ status backward_call(typename Op::template args<T> a, const W* gamma, bool parti
   for (std::size_t k = 0; k < blocks; ++k) {
     const std::size_t r0 = k * grad_block_rows;
     typename Op::template args<T> b = block_args<Op>(a, r0, min_of(grad_block_rows, a.rows - r0));
+    b.rows_after = a.rows - r0 - b.rows;
     b.dgamma = dgamma ? tg.next() : nullptr;
     if constexpr (Op::centered)
       b.dbeta = dbeta ? tb.next() : nullptr;

@@ -36,8 +36,11 @@ struct layer_norm_backward_args {
   float* dbeta;
   std::size_t rows, cols;
   std::size_t dy_stride, x_stride, dx_stride;
-  bool stream;            // a hint: dx is large enough for streaming stores (no effect on the bits)
-  float* work = nullptr;  // grad_work_floats<T>(cols) floats (core/backward.hpp)
+  bool stream;                 // a hint: dx is large enough for streaming stores (no effect on the bits)
+  float* work = nullptr;       // grad_work_floats<T>(cols) floats (core/backward.hpp)
+  std::size_t group_rows = 2;  // a hint: rows per output-pass group, 2 or 4 (no effect on the bits)
+  bool far_inputs = false;     // a hint: the whole call's dy and x are far (core/tuning.hpp, prefetches)
+  std::size_t rows_after = 0;  // rows of the caller's dy and x after these, which prefetches may reach
 };
 }  // namespace NORMKIT_TABLE_NAMESPACE
 

@@ -26,7 +26,7 @@ struct simd_rows<layer_norm_backward_op> {
   static void rows(const layer_norm_backward_op::args<T>& a) {
     backward_simd_rows<Arch, layer_norm_simd_row>(a.dy, a.x, a.gain, a.rstd, a.mean, a.dx, a.dgamma, a.dbeta,
                                                   a.rows, a.cols, a.dy_stride, a.x_stride, a.dx_stride,
-                                                  a.stream, a.work);
+                                                  a.stream, a.far_inputs, a.rows_after, a.work, a.group_rows);
   }
 };
 

@@ -26,7 +26,8 @@ struct simd_rows<rms_norm_backward_op> {
   static void rows(const rms_norm_backward_op::args<T>& a) {
     backward_simd_rows<Arch, rms_norm_simd_row>(a.dy, a.x, a.gain, a.rstd, static_cast<const float*>(nullptr),
                                                 a.dx, a.dgamma, static_cast<float*>(nullptr), a.rows, a.cols,
-                                                a.dy_stride, a.x_stride, a.dx_stride, a.stream, a.work);
+                                                a.dy_stride, a.x_stride, a.dx_stride, a.stream, a.far_inputs,
+                                                a.rows_after, a.work, a.group_rows);
   }
 };
 

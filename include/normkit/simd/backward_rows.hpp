@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // normkit: the backward pass's SIMD rows, templated on the xsimd arch, for both norms (Centered:
-// LayerNorm). Rows go in groups of up to two inside a 64-row block. Each row needs its statistics
+// LayerNorm). Rows go in groups of up to two (or four) inside a 64-row block. Each row needs its statistics
 // (LayerNorm: the forward's centring replayed, then b = csum(t n) and a = csum(t); RMSNorm: b)
 // before one pass over the columns writes the group's dx and adds its rows, in row order, into
 // the block's dgamma / dbeta partials held in registers -- one read and one write of the partials
@@ -40,12 +40,14 @@ namespace normkit {
 inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
-// Rows whose output pass runs together (they share one read and write of the block partials).
-// Two, not four: the group's 2G input rows are usually a multiple of 4 KiB apart, so their lines
-// share one L1 set, and on an AMD EPYC with an 8-way L1 four rows (eight lines) ran 25.3 ms where
-// two ran 21.8 and one the same as two (docs/performance.md). The group size never changes the
-// bits (rows go into the partials in order either way).
-constexpr std::size_t grad_group_rows = 2;
+// Rows whose output pass runs together share one read and write of the block partials: two, or
+// four where the caller asks (args.group_rows: the CPU's L1, core/tuning.hpp, grad_group_rows_for)
+// on AVX-512, for calls whose inputs are not far. Four rows' pumped sums and values need its 32
+// registers, and only there were four measured faster: in cache, by 7-13 %; from DRAM the two
+// sizes were within the VM's noise (docs/performance.md). The group size never changes the bits
+// (rows go into the partials in order either way).
+template <class Arch>
+constexpr bool has_wide_grad_groups = shape<Arch>::width >= 16;
 // Far inputs: each output pass prefetches the dy and x rows of the group this many groups ahead
 // into L2, for the statistics pass that reads them first (two measured a little faster than one;
 // docs/performance.md). Prefetches change no bit.
@@ -53,17 +55,17 @@ constexpr std::size_t grad_prefetch_groups = 2;
 
 // Row: the forward's SIMD row (ops/rms_norm_simd.hpp, ops/layer_norm_simd.hpp): whether rows are
 // centred, and the statistics whose centring a LayerNorm row replays.
-template <class Arch, class Row, class T>
-void backward_simd_rows(const T* dy, const T* x, const float* gain, const float* rstd, const float* mean,
-                        T* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
-                        std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream,
-                        float* work) {
+template <class Arch, class Row, std::size_t G, class T>
+void backward_group_rows(const T* dy, const T* x, const float* gain, const float* rstd, const float* mean,
+                         T* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
+                         std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream,
+                         bool far_inputs, std::size_t rows_after, float* work) {
   using B = typename shape<Arch>::batch;
   using M = xsimd::batch_bool<float, Arch>;
   using table = neutral_table<float>;
   constexpr bool Centered = Row::centered;
   constexpr bool IL = interleaved_layout<T, T, T>;  // dy, x, dx bf16 (work: grad_work_floats)
-  constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width, G = grad_group_rows;
+  constexpr std::size_t A = shape<Arch>::accumulators, W2 = 2 * shape<Arch>::width;
   using inputs = chunk_io<T, Arch, IL>;
   using floats = chunk_io<float, Arch, false>;  // gains and partials: as stored (IL: the scratch)
   // Streaming stores need every row's dx to start at the same offset within a cache line, and
@@ -236,7 +238,10 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
   };
 
   // The statistics pass reads dy and x first: for far inputs, from L2 (grad_prefetch_groups).
-  const bool prefetch = prefetches(rows * cols * 2 * sizeof(T), cols * sizeof(T));
+  // Whether they are far is the whole call's (far_inputs), not these rows': a folded call runs one
+  // 64-row block at a time, each below the threshold. The prefetches reach into the rows_after
+  // rows that follow the block.
+  const bool prefetch = far_inputs;
   // The rows of the group starting at r0: up to G, inside its 64-row block.
   auto group_rows = [rows](std::size_t r0) {
     return r0 < rows ? min_of(G, min_of(rows, (r0 / grad_block_rows + 1) * grad_block_rows) - r0)
@@ -274,12 +279,12 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
       ndy[g] = dy + (r0 + n_rows + g) * dy_stride;
       nx[g] = x + (r0 + n_rows + g) * x_stride;
     }
-    // The rows the prefetches fetch: those grad_prefetch_groups groups ahead (near the end, the
-    // last row, already cached).
+    // The rows the prefetches fetch: those grad_prefetch_groups groups ahead, into the call's next
+    // block (near the call's end, its last row, already cached).
     const T* pdy[G];
     const T* px[G];
     for (std::size_t g = 0; g < G; ++g) {
-      const std::size_t r = min_of(r0 + g + grad_prefetch_groups * G, rows - 1);
+      const std::size_t r = min_of(r0 + g + grad_prefetch_groups * G, rows + rows_after - 1);
       pdy[g] = dy + r * dy_stride;
       px[g] = x + r * x_stride;
     }
@@ -424,6 +429,23 @@ void backward_simd_rows(const T* dy, const T* x, const float* gain, const float*
   }
   if (stream)
     arch_impl::store_fence<Arch>();
+}
+
+// A backward op's rows in groups of group_rows (a hint: 4 runs four on AVX-512 unless far).
+template <class Arch, class Row, class T>
+void backward_simd_rows(const T* dy, const T* x, const float* gain, const float* rstd, const float* mean,
+                        T* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
+                        std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream,
+                        bool far_inputs, std::size_t rows_after, float* work, std::size_t group_rows) {
+  if constexpr (has_wide_grad_groups<Arch>) {
+    if (group_rows == 4 && !far_inputs) {
+      backward_group_rows<Arch, Row, 4>(dy, x, gain, rstd, mean, dx, dgamma, dbeta, rows, cols, dy_stride,
+                                        x_stride, dx_stride, stream, far_inputs, rows_after, work);
+      return;
+    }
+  }
+  backward_group_rows<Arch, Row, 2>(dy, x, gain, rstd, mean, dx, dgamma, dbeta, rows, cols, dy_stride,
+                                    x_stride, dx_stride, stream, far_inputs, rows_after, work);
 }
 
 }  // namespace detail
