@@ -117,6 +117,14 @@ struct pinned_stream_threshold {
   ~pinned_stream_threshold() { normkit::set_stream_min_bytes(before); }
 };
 
+// Pins the backward's group size (normkit::impl::set_grad_group_rows: 2 or 4) for the scope of a
+// test -- the CPU's may be either -- and restores it after.
+struct pinned_grad_group_rows {
+  std::size_t before = normkit::impl::grad_group_rows();
+  explicit pinned_grad_group_rows(std::size_t rows) { normkit::impl::set_grad_group_rows(rows); }
+  ~pinned_grad_group_rows() { normkit::impl::set_grad_group_rows(before); }
+};
+
 // Selects an ISA for the scope of a test and restores the previous one.
 class isa_scope {
  public:

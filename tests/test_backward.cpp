@@ -451,19 +451,12 @@ void parity_types(int& n) {
   }
 }
 
-// The CPU's group size of the backward's output pass, back after a test that sets another.
-struct group_rows_restorer {
-  std::size_t saved = normkit::impl::grad_group_rows();
-  ~group_rows_restorer() { normkit::impl::set_grad_group_rows(saved); }
-};
-
 TEST_P(BackwardParity, SimdEqualsReferenceBits) {
   NORMKIT_USE_ISA(GetParam());
   // Both group sizes on any CPU (AVX-512 runs four; the others run two for either): the shapes'
   // row counts end groups of four with 1, 2 and 3 rows, inside and at the end of a 64-row block.
-  const group_rows_restorer restore;
   for (const std::size_t group : {2u, 4u}) {
-    normkit::impl::set_grad_group_rows(group);
+    const pinned_grad_group_rows pin(group);
     SCOPED_TRACE("group_rows=" + std::to_string(group));
     // Every T with its own gain type, and each gain type under another T: the kernels see gamma
     // only as the fp32 gain row the entry point makes, so the pairs check that conversion, not
@@ -555,8 +548,7 @@ TEST_P(BackwardParity, ParameterGradientsIndependentOfRowSplits) {
 TEST_P(BackwardParity, StreamingStoresOnLargeOutputs) {
   NORMKIT_USE_ISA(GetParam());
   const pinned_stream_threshold pin(std::size_t(1) << 20);
-  const group_rows_restorer restore;
-  normkit::impl::set_grad_group_rows(4);
+  const pinned_grad_group_rows groups(4);
   const std::size_t cols = 4096, rows = normkit::detail::prefetch_min_bytes / (2 * cols * sizeof(bf16)) + 3;
   ASSERT_FALSE(normkit::detail::prefetches(131 * cols * 2 * sizeof(bf16), cols * sizeof(bf16)));
   ASSERT_TRUE(normkit::detail::prefetches(rows * cols * 2 * sizeof(bf16), cols * sizeof(bf16)));

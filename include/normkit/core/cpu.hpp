@@ -77,30 +77,48 @@ inline cpu_caps detect_cpu() {
   return c;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+// One cache of cpuid's deterministic cache parameters: type 1 data, 2 instruction, 3 unified.
+struct cpuid_cache {
+  unsigned type, level, ways;
+  std::size_t bytes;
+};
+// visit(c) for every cache of leaf 4 (Intel), or of 0x8000001D (AMD) when visit accepted none of
+// leaf 4's (it returns whether it did): ways x partitions x line size x sets, each stored minus one.
+template <class Visit>
+void visit_cpuid_caches(Visit visit) {
+  for (unsigned leaf : {4u, 0x8000001du}) {
+    bool accepted = false;
+    for (unsigned sub = 0; sub < 16; ++sub) {
+      unsigned a = 0, b = 0, cx = 0, d = 0;
+      if (!__get_cpuid_count(leaf, sub, &a, &b, &cx, &d) || (a & 0x1fu) == 0)
+        break;  // leaf absent, or no more caches
+      const unsigned ways = ((b >> 22) & 0x3ffu) + 1;
+      const std::size_t partitions = ((b >> 12) & 0x3ffu) + 1, line = (b & 0xfffu) + 1,
+                        sets = std::size_t(cx) + 1;
+      accepted =
+          visit(cpuid_cache{a & 0x1fu, (a >> 5) & 0x7u, ways, ways * partitions * line * sets}) || accepted;
+    }
+    if (accepted)
+      return;
+  }
+}
+#endif
+
 // The largest data or unified cache the CPU reports, in bytes (the last level; shared or not), or
-// 0 when it reports none. x86: the deterministic cache parameters, cpuid leaf 4 (Intel) or
-// 0x8000001D (AMD): ways x partitions x line size x sets, each stored minus one. Elsewhere on
+// 0 when it reports none. x86: cpuid's deterministic cache parameters (visit_cpuid_caches). Elsewhere on
 // Linux: sysfs, as the kernel has it from the firmware. A VM reports what its hypervisor passes
 // through, which may be the host's whole L3 (480 MiB on the Intel VM of docs/performance.md):
 // hence the override (dispatch/streaming.hpp).
 inline std::size_t last_level_cache_bytes() {
   std::size_t best = 0;
 #if defined(__x86_64__) || defined(__i386__)
-  for (unsigned leaf : {4u, 0x8000001du}) {
-    for (unsigned sub = 0; sub < 16; ++sub) {
-      unsigned a = 0, b = 0, cx = 0, d = 0;
-      if (!__get_cpuid_count(leaf, sub, &a, &b, &cx, &d) || (a & 0x1fu) == 0)
-        break;  // leaf absent, or no more caches
-      if ((a & 0x1fu) == 2)
-        continue;  // instruction cache
-      const std::size_t ways = ((b >> 22) & 0x3ffu) + 1, partitions = ((b >> 12) & 0x3ffu) + 1,
-                        line = (b & 0xfffu) + 1, sets = std::size_t(cx) + 1;
-      const std::size_t bytes = ways * partitions * line * sets;
-      best = bytes > best ? bytes : best;
-    }
-    if (best != 0)
-      break;
-  }
+  visit_cpuid_caches([&](const cpuid_cache& c) {
+    if (c.type == 2)
+      return false;  // instruction cache
+    best = c.bytes > best ? c.bytes : best;
+    return true;
+  });
 #elif defined(__linux__)
   for (int i = 0; i < 16; ++i) {
     char path[80], type[32] = {}, unit = 0;
@@ -127,22 +145,20 @@ inline std::size_t last_level_cache_bytes() {
   return best;
 }
 
-// The associativity of the level-1 data cache the CPU reports (cpuid leaf 4 or 0x8000001D, as
-// above), or 0 when it reports none; not asked outside x86, where nothing uses it yet
+// The associativity of the level-1 data cache the CPU reports (cpuid, visit_cpuid_caches), or 0
+// when it reports none; not asked outside x86, where nothing uses it yet
 // (core/tuning.hpp, grad_group_rows_for).
 inline unsigned l1_data_cache_ways() {
+  unsigned ways = 0;
 #if defined(__x86_64__) || defined(__i386__)
-  for (unsigned leaf : {4u, 0x8000001du}) {
-    for (unsigned sub = 0; sub < 16; ++sub) {
-      unsigned a = 0, b = 0, cx = 0, d = 0;
-      if (!__get_cpuid_count(leaf, sub, &a, &b, &cx, &d) || (a & 0x1fu) == 0)
-        break;
-      if ((a & 0x1fu) == 1 && ((a >> 5) & 0x7u) == 1)  // data cache, level 1
-        return ((b >> 22) & 0x3ffu) + 1;
-    }
-  }
+  visit_cpuid_caches([&](const cpuid_cache& c) {
+    if (c.type != 1 || c.level != 1)
+      return false;
+    ways = c.ways;
+    return true;
+  });
 #endif
-  return 0;
+  return ways;
 }
 
 }  // namespace impl

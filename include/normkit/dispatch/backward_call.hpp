@@ -45,10 +45,10 @@ bool dx_streams(std::size_t rows, std::size_t cols) {
   return streams(rows * cols * sizeof(T), stream_min_bytes());
 }
 
-// Rows per group of the backward kernels' output pass: the CPU's (core/tuning.hpp,
-// grad_group_rows_for) unless set_grad_group_rows replaced it. Speed only, never a bit; a kernel
-// without groups of four (all but AVX-512), or whose inputs are far, runs two
-// (simd/backward_rows.hpp).
+// Rows per group of the backward kernels' output pass for calls whose inputs are not far: the
+// CPU's (core/tuning.hpp, grad_group_rows_for) unless set_grad_group_rows replaced it; far calls
+// take two (backward_call). Speed only, never a bit; a kernel without groups of four (all but
+// AVX-512: simd/backward_rows.hpp) runs two.
 inline std::atomic<std::size_t>& grad_group_state() {
   static std::atomic<std::size_t> rows{grad_group_rows_for(l1_data_cache_ways())};
   return rows;
@@ -171,9 +171,9 @@ status backward_call(typename Op::template args<T> a, const W* gamma, bool parti
   }
   float* rest = scratch.get();
   a.work = work ? rest : nullptr;
-  a.group_rows = grad_group_rows();
-  a.far_inputs = prefetches(a.rows * a.cols * 2 * sizeof(T), a.cols * sizeof(T));
   rest += work;
+  a.far_inputs = prefetches(a.rows * a.cols * 2 * sizeof(T), a.cols * sizeof(T));
+  a.group_rows = a.far_inputs ? 2 : grad_group_rows();  // from DRAM four measured no faster
   a.gain = nullptr;
   if (gamma) {
     gain_row<Knobs>(gamma, rest, a.cols);

@@ -41,11 +41,10 @@ inline namespace NORMKIT_ABI_NAMESPACE {
 namespace detail {
 
 // Rows whose output pass runs together share one read and write of the block partials: two, or
-// four where the caller asks (args.group_rows: the CPU's L1, core/tuning.hpp, grad_group_rows_for)
-// on AVX-512, for calls whose inputs are not far. Four rows' pumped sums and values need its 32
-// registers, and only there were four measured faster: in cache, by 7-13 %; from DRAM the two
-// sizes were within the VM's noise (docs/performance.md). The group size never changes the bits
-// (rows go into the partials in order either way).
+// four where the caller asks (args.group_rows: dispatch/backward_call.hpp) on AVX-512. Four rows'
+// pumped sums and values need its 32 registers, and only there were four measured faster (in
+// cache, by 7-13 %: docs/performance.md). The group size never changes the bits (rows go into
+// the partials in order either way).
 template <class Arch>
 constexpr bool has_wide_grad_groups = shape<Arch>::width >= 16;
 // Far inputs: each output pass prefetches the dy and x rows of the group this many groups ahead
@@ -431,14 +430,14 @@ void backward_group_rows(const T* dy, const T* x, const float* gain, const float
     arch_impl::store_fence<Arch>();
 }
 
-// A backward op's rows in groups of group_rows (a hint: 4 runs four on AVX-512 unless far).
+// A backward op's rows in groups of group_rows (a hint: 4 runs four on AVX-512).
 template <class Arch, class Row, class T>
 void backward_simd_rows(const T* dy, const T* x, const float* gain, const float* rstd, const float* mean,
                         T* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols,
                         std::size_t dy_stride, std::size_t x_stride, std::size_t dx_stride, bool stream,
                         bool far_inputs, std::size_t rows_after, float* work, std::size_t group_rows) {
   if constexpr (has_wide_grad_groups<Arch>) {
-    if (group_rows == 4 && !far_inputs) {
+    if (group_rows == 4) {
       backward_group_rows<Arch, Row, 4>(dy, x, gain, rstd, mean, dx, dgamma, dbeta, rows, cols, dy_stride,
                                         x_stride, dx_stride, stream, far_inputs, rows_after, work);
       return;
