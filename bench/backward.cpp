@@ -8,11 +8,15 @@
 //   roof  = the faster of memcpy and a streaming copy of bytes / 2 into another buffer (so the
 //           copy moves the same number of bytes: half read, half written)
 //
+// Every case rotates over buffer sets covering max(2x the last-level cache, 1 GiB) (machine.hpp),
+// so 4096 x 4096 streams from DRAM on any machine.
+//
 //   build/bench/bench/normkit_bench_backward --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <benchmark/benchmark.h>
 #include <normkit/normkit.hpp>
 
 #include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint32_t
 #include <cstdlib>  // std::aligned_alloc, std::free
 #include <cstring>  // std::memcpy
 #include <new>      // std::bad_alloc
@@ -20,6 +24,7 @@
 
 #include "backward_baselines.hpp"
 #include "baselines.hpp"  // stream_copy
+#include "machine.hpp"    // rotation_sets
 
 namespace {
 
@@ -55,34 +60,47 @@ struct aligned64 {
 template <class T>
 using buffer = std::vector<T, aligned64<T>>;
 
+// The tensors of one call. A run rotates over enough of them to stream from DRAM on any machine
+// (machine.hpp: max(2x the LLC, 1 GiB)), as normkit_bench's DRAM cases do: one 96 MiB set, reused,
+// ran partly from the Intel VM's 260-300 MiB L3.
+struct tensors {
+  buffer<bf16> dy, x, dx;
+  buffer<float> rstd, mean;
+};
+
 struct data {
-  buffer<bf16> dy, x, dx, gamma;
-  buffer<float> rstd, mean, dgamma, dbeta;
-  data()
-      : dy(rows * cols),
-        x(rows * cols),
-        dx(rows * cols),
-        gamma(cols),
-        rstd(rows),
-        mean(rows),
-        dgamma(cols),
-        dbeta(cols) {
+  std::vector<tensors> sets;
+  buffer<bf16> gamma;
+  buffer<float> dgamma, dbeta;
+  data() : gamma(cols), dgamma(cols), dbeta(cols) {
     std::uint32_t s = 1;
     auto next = [&] {
       s = s * 1664525u + 1013904223u;
       return static_cast<float>(s >> 8) * 0x1p-24f - 0.5f;
     };
-    for (std::size_t i = 0; i < rows * cols; ++i)
-      x[i] = bf16(next() * 4.0f), dy[i] = bf16(next());
     for (auto& g : gamma)
       g = bf16(1.0f + next() * 0.2f);
-    buffer<bf16> y(rows * cols);
-    (void)normkit::layer_norm_fwd<normkit::pytorch>(x.data(), gamma.data(), static_cast<const bf16*>(nullptr),
-                                                    y.data(), mean.data(), rstd.data(), rows, cols, 1e-5f);
+    const std::size_t n = rows * cols, set_bytes = 3 * n * sizeof(bf16) + 2 * rows * sizeof(float);
+    sets.resize(normkit_bench::rotation_sets(true, set_bytes));
+    buffer<bf16> y(n);
+    for (tensors& t : sets) {
+      t.dy.resize(n), t.x.resize(n), t.dx.resize(n, bf16(0.0f)), t.rstd.resize(rows), t.mean.resize(rows);
+      for (std::size_t i = 0; i < n; ++i)
+        t.x[i] = bf16(next() * 4.0f), t.dy[i] = bf16(next());
+      (void)normkit::layer_norm_fwd<normkit::pytorch>(t.x.data(), gamma.data(),
+                                                      static_cast<const bf16*>(nullptr), y.data(),
+                                                      t.mean.data(), t.rstd.data(), rows, cols, 1e-5f);
+    }
   }
   static data& get() {
     static data d;
     return d;
+  }
+  // The next set of the rotation.
+  tensors& next(std::size_t& k) {
+    tensors& t = sets[k];
+    k = k + 1 == sets.size() ? 0 : k + 1;
+    return t;
   }
 };
 
@@ -92,74 +110,87 @@ double bytes_of(bool layer) {
          grads * cols * sizeof(float);
 }
 
-void report(benchmark::State& st, bool layer) {
+void report(benchmark::State& st, bool layer, std::size_t sets) {
   st.counters["GB/s"] = benchmark::Counter(bytes_of(layer), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["sets"] = benchmark::Counter(static_cast<double>(sets));
 }
 
-template <bool Layer>
-void copy_roof(benchmark::State& st, bool streaming) {
-  const std::size_t half = static_cast<std::size_t>(bytes_of(Layer) / 2);
-  buffer<unsigned char> a(half, 1), b(half, 2);
+// The roof: bytes / 2 copied into other bytes / 2, rotating over as many pairs as the kernels'
+// sets (the same memory walked), allocated and touched before timing, shared by both ops' roofs.
+void copy_roof(benchmark::State& st, bool layer, bool streaming) {
+  const std::size_t half = static_cast<std::size_t>(bytes_of(layer) / 2);
+  static std::vector<buffer<unsigned char>> a, b;
+  const std::size_t sets = data::get().sets.size();
+  if (a.size() != sets || a[0].size() != half) {
+    a.assign(sets, buffer<unsigned char>(half, 1));
+    b.assign(sets, buffer<unsigned char>(half, 2));
+  }
+  std::size_t k = 0;
   for (auto _ : st) {
     if (streaming)
-      normkit_bench::stream_copy(b.data(), a.data(), half);
+      normkit_bench::stream_copy(b[k].data(), a[k].data(), half);
     else
-      std::memcpy(b.data(), a.data(), half);
-    benchmark::DoNotOptimize(b.data());
+      std::memcpy(b[k].data(), a[k].data(), half);
+    benchmark::DoNotOptimize(b[k].data());
+    k = k + 1 == sets ? 0 : k + 1;
   }
-  report(st, Layer);
+  report(st, layer, sets);
 }
 
 void BM_CopyRms(benchmark::State& st) {
-  copy_roof<false>(st, st.range(0) != 0);
+  copy_roof(st, false, st.range(0) != 0);
 }
 void BM_CopyLayer(benchmark::State& st) {
-  copy_roof<true>(st, st.range(0) != 0);
+  copy_roof(st, true, st.range(0) != 0);
 }
 
 void BM_RmsNormBackward(benchmark::State& st) {
   data& d = data::get();
+  std::size_t k = 0;
   for (auto _ : st) {
+    tensors& t = d.next(k);
     switch (st.range(0)) {
       case 0:
         (void)normkit::rms_norm_backward<normkit::llama>(
-            d.dy.data(), d.x.data(), d.gamma.data(), d.rstd.data(), d.dx.data(), d.dgamma.data(), rows, cols);
+            t.dy.data(), t.x.data(), d.gamma.data(), t.rstd.data(), t.dx.data(), d.dgamma.data(), rows, cols);
         break;
       case 1:
-        normkit_bench::naive_rms_norm_backward(d.dy.data(), d.x.data(), d.gamma.data(), d.rstd.data(),
-                                               d.dx.data(), d.dgamma.data(), rows, cols);
+        normkit_bench::naive_rms_norm_backward(t.dy.data(), t.x.data(), d.gamma.data(), t.rstd.data(),
+                                               t.dx.data(), d.dgamma.data(), rows, cols);
         break;
       default:
-        normkit_bench::pytorch_rms_norm_backward(d.dy.data(), d.x.data(), d.gamma.data(), d.rstd.data(),
-                                                 d.dx.data(), d.dgamma.data(), rows, cols);
+        normkit_bench::pytorch_rms_norm_backward(t.dy.data(), t.x.data(), d.gamma.data(), t.rstd.data(),
+                                                 t.dx.data(), d.dgamma.data(), rows, cols);
     }
-    benchmark::DoNotOptimize(d.dx.data());
+    benchmark::DoNotOptimize(t.dx.data());
   }
-  report(st, false);
+  report(st, false, d.sets.size());
 }
 
 void BM_LayerNormBackward(benchmark::State& st) {
   data& d = data::get();
+  std::size_t k = 0;
   for (auto _ : st) {
+    tensors& t = d.next(k);
     switch (st.range(0)) {
       case 0:
-        (void)normkit::layer_norm_backward<normkit::pytorch>(d.dy.data(), d.x.data(), d.gamma.data(),
-                                                             d.mean.data(), d.rstd.data(), d.dx.data(),
+        (void)normkit::layer_norm_backward<normkit::pytorch>(t.dy.data(), t.x.data(), d.gamma.data(),
+                                                             t.mean.data(), t.rstd.data(), t.dx.data(),
                                                              d.dgamma.data(), d.dbeta.data(), rows, cols);
         break;
       case 1:
-        normkit_bench::naive_layer_norm_backward(d.dy.data(), d.x.data(), d.gamma.data(), d.mean.data(),
-                                                 d.rstd.data(), d.dx.data(), d.dgamma.data(), d.dbeta.data(),
+        normkit_bench::naive_layer_norm_backward(t.dy.data(), t.x.data(), d.gamma.data(), t.mean.data(),
+                                                 t.rstd.data(), t.dx.data(), d.dgamma.data(), d.dbeta.data(),
                                                  rows, cols);
         break;
       default:
-        normkit_bench::pytorch_layer_norm_backward(d.dy.data(), d.x.data(), d.gamma.data(), d.mean.data(),
-                                                   d.rstd.data(), d.dx.data(), d.dgamma.data(),
+        normkit_bench::pytorch_layer_norm_backward(t.dy.data(), t.x.data(), d.gamma.data(), t.mean.data(),
+                                                   t.rstd.data(), t.dx.data(), d.dgamma.data(),
                                                    d.dbeta.data(), rows, cols);
     }
-    benchmark::DoNotOptimize(d.dx.data());
+    benchmark::DoNotOptimize(t.dx.data());
   }
-  report(st, true);
+  report(st, true, d.sets.size());
 }
 
 // range 0: normkit (dispatched), 1: naive two-loop, 2: PyTorch's formula. Copy: 0 memcpy, 1 streaming.

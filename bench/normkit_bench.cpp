@@ -29,7 +29,7 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
 #include <cstdio>       // std::fprintf
-#include <cstdlib>      // std::aligned_alloc, std::free, std::getenv, std::strtoull
+#include <cstdlib>      // std::abort, std::aligned_alloc, std::free
 #include <cstring>      // std::memcpy, std::memset
 #include <fstream>      // std::ifstream
 #include <limits>       // std::numeric_limits
@@ -45,6 +45,7 @@
 #include "../examples/thread_pool.hpp"  // thread_pool, the parallel_for of the threads:2 cases
 #include "../tests/common.hpp"          // storage-type names
 #include "baselines.hpp"
+#include "machine.hpp"
 
 namespace {
 
@@ -128,55 +129,7 @@ std::string dtype_name() {
   return std::string(type_name<In>()) + "-" + type_name<W>() + "-" + type_name<Out>();
 }
 
-// ---- Machine facts.
-
-std::size_t parse_size(const std::string& s) {
-  std::size_t i = 0, v = 0;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
-    v = v * 10 + static_cast<std::size_t>(s[i] - '0');
-  if (i < s.size() && (s[i] == 'K' || s[i] == 'k'))
-    v <<= 10;
-  if (i < s.size() && s[i] == 'M')
-    v <<= 20;
-  if (i < s.size() && s[i] == 'G')
-    v <<= 30;
-  return v;
-}
-
-// The last-level cache: sysfs first (sysconf can report the sum over all CCXs in a VM: it says
-// 256 MiB where sysfs says 32 MiB on this project's EPYC), then sysconf, then 32 MiB.
-// NORMKIT_BENCH_LLC_MIB overrides it.
-std::size_t llc_bytes() {
-  if (const char* env = std::getenv("NORMKIT_BENCH_LLC_MIB"))
-    if (const std::size_t mib = std::strtoull(env, nullptr, 10))
-      return mib << 20;
-  std::size_t best = 0;
-  int best_level = 0;
-  for (int i = 0; i < 16; ++i) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    std::ifstream level_file(dir + "level"), size_file(dir + "size"), type_file(dir + "type");
-    if (!level_file || !size_file)
-      break;
-    int level = 0;
-    std::string size, type;
-    level_file >> level;
-    size_file >> size;
-    type_file >> type;
-    if (type == "Instruction")
-      continue;
-    const std::size_t bytes = parse_size(size);
-    if (level > best_level || (level == best_level && bytes > best))
-      best = bytes, best_level = level;
-  }
-#if defined(_SC_LEVEL3_CACHE_SIZE)
-  if (best == 0) {
-    const long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (v > 0)
-      best = static_cast<std::size_t>(v);
-  }
-#endif
-  return best ? best : std::size_t{32} << 20;
-}
+// ---- Machine facts (the cache: machine.hpp).
 
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
@@ -249,17 +202,12 @@ buffers& pool() {
   return b;
 }
 
-// Buffer sets in rotation: one for a cache case, else enough to cover max(2x the LLC, 1 GiB):
-// a cyclic walk over more than the cache misses on every line under LRU-like replacement, and
-// the 1 GiB floor covers a cache smaller than reported.
+// Where a case's buffers live (machine.hpp): rotated over enough sets to stream from DRAM, or one.
 bool dram_resident(shape s, std::size_t set_bytes) {
-  static const std::size_t llc = llc_bytes();
-  return s.dram || set_bytes > llc / 2;
+  return normkit_bench::dram_resident(s.dram, set_bytes);
 }
 std::size_t sets_for(shape s, std::size_t set_bytes) {
-  static const std::size_t llc = llc_bytes();
-  const std::size_t cover = std::max<std::size_t>(2 * llc, std::size_t(1) << 30);
-  return dram_resident(s, set_bytes) ? (cover + set_bytes - 1) / set_bytes : 1;
+  return normkit_bench::rotation_sets(s.dram, set_bytes);
 }
 
 template <class In, class W, class Out>
@@ -1143,7 +1091,7 @@ int main(int argc, char** argv) {
                run.c_str(), skipped.empty() ? "none" : skipped.c_str());
 
   benchmark::AddCustomContext("cpu_model", cpu_model());
-  benchmark::AddCustomContext("llc_bytes", std::to_string(llc_bytes()));
+  benchmark::AddCustomContext("llc_bytes", std::to_string(normkit_bench::llc_bytes()));
   benchmark::AddCustomContext("stream_min_bytes", std::to_string(normkit::stream_min_bytes()));
   benchmark::AddCustomContext("compiler", compiler());
   benchmark::AddCustomContext("cxx_flags", NORMKIT_BENCH_CXX_FLAGS);
