@@ -97,19 +97,25 @@ void backward_group_rows(const T* dy, const T* x, const float* gain, const float
   // One chunk's values of one row: f(dy), g, t = f(dy) * g and n, each for registers a and b.
   // contract: t_i = f(dy_i) * g_i; n_i = f(x_i) * rstd, or ((f(x_i) - K) - m) * rstd.
   struct values {
-    B y[2], g[2], t[2], n[2];
+    B y[2], g[2], t[2], n[2], c[2];  // c: the centred value (LayerNorm)
   };
+  // speculative: K and m (first_m) are the forward's first split (K = f(x_0)), to be confirmed by
+  // the S the sums take alongside (centring_of); saved: the row's saved mean.
   struct row_scalars {
     B rs, shift, m, neg_b, neg_a;
+    float saved, first_m;
+    bool speculative;
   };
   auto finish = [](values& v, B xa, B xb, const row_scalars& s) NORMKIT_LAMBDA_ALWAYS_INLINE {
     const B xs[2] = {xa, xb};
     for (int h = 0; h < 2; ++h) {
       v.t[h] = v.y[h] * v.g[h];
-      if constexpr (Centered)
-        v.n[h] = ((xs[h] - s.shift) - s.m) * s.rs;
-      else
+      if constexpr (Centered) {
+        v.c[h] = (xs[h] - s.shift) - s.m;
+        v.n[h] = v.c[h] * s.rs;
+      } else {
         v.n[h] = xs[h] * s.rs;
+      }
     }
   };
   // gp and g_step by value: read through the closure, they were reloaded after every store.
@@ -143,39 +149,62 @@ void backward_group_rows(const T* dy, const T* x, const float* gain, const float
   // on a batch is not a sign flip on every arch (0 - x turns -0 into +0), and fma(n, -b, u) ==
   // fma(-n, b, u) bit for bit, signed zeros included.
   struct row_sums {
-    B p[A], q[A];
+    B p[A], q[A], c2[A];  // c2: S = csum(c_i^2) of a speculative centring
   };
+  // The centring of row r's mean pass alone: m = csum(f(x_i) - K) / d from K.
+  auto mean_from = [&](const T* xr, float shift) {
+    const plain_source<Arch, IL, T> src{xr, {}};
+    const B k(shift);
+    return canonical_sum<Arch, IL>(src, cols,
+                                   [&](B acc, B v, const M* keep) {
+                                     const B di = v - k;
+                                     return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
+                                   }) /
+           d;
+  };
+  // contract: the forward's own centring (its statistics replayed at scale 1 and eps 0, Row::stats)
+  // when the saved mean is its K + m, else K = the saved mean, m = csum(f(x_i) - K) / d.
+  auto replayed = [&](row_scalars& s, const T* xr) {
+    const plain_source<Arch, IL, T> src{xr, {}};
+    const row_stats f = Row::template stats<Arch, IL>(src, cols, 0.0f);
+    const bool own = !f.nan_row && f.scale == 1.0f && f.shift + f.mean == s.saved;
+    s.shift = B(own ? f.shift : s.saved);
+    s.m = B(own ? f.mean : mean_from(xr, s.saved));
+    s.speculative = false;
+  };
+  // The replay's first pass gives K = f(x_0) and its m; the forward kept them unless S (its second
+  // pass) made it rescale or refine. When K + m is the saved mean the row speculates on that split,
+  // and its sums take S alongside (finish_sums confirms it, or replays the row): the replay's S
+  // pass, a third read of x per row, measured 12 % of the LayerNorm backward (docs/performance.md).
   auto centring_of = [&](std::size_t r, const T* xr) {
-    row_scalars s{B(rstd[r]), B(Centered ? mean[r] : 0.0f), B(0.0f), B(0.0f), B(0.0f)};
+    row_scalars s{B(rstd[r]), B(0.0f), B(0.0f), B(0.0f), B(0.0f), Centered ? mean[r] : 0.0f, 0.0f, false};
     if constexpr (Centered) {
-      // contract: the forward's own centring (its statistics replayed at scale 1, Row::stats) when
-      // the saved mean is its K + m, else K = the saved mean, m = csum(f(x_i) - K) / d.
-      const plain_source<Arch, IL, T> src{xr, {}};
-      const row_stats f = Row::template stats<Arch, IL>(src, cols, 0.0f);
-      if (!f.nan_row && f.scale == 1.0f && f.shift + f.mean == mean[r]) {
-        s.shift = B(f.shift);
-        s.m = B(f.mean);
+      const float k = plain_source<Arch, IL, T>{xr, {}}.first(), m = mean_from(xr, k);
+      if (k + m == s.saved) {
+        s.shift = B(k);
+        s.m = B(m);
+        s.first_m = m;
+        s.speculative = true;
       } else {
-        const B shift = s.shift;
-        s.m = B(canonical_sum<Arch, IL>(src, cols,
-                                        [&](B acc, B v, const M* keep) {
-                                          const B di = v - shift;
-                                          return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
-                                        }) /
-                d);
+        replayed(s, xr);
       }
     }
     return s;
   };
   auto zero_sums = [](row_sums& u) NORMKIT_LAMBDA_ALWAYS_INLINE {
     zero_all(u.p, std::make_index_sequence<A>{});
-    zero_all(u.q, std::make_index_sequence<A>{});
+    if constexpr (Centered) {
+      zero_all(u.q, std::make_index_sequence<A>{});
+      zero_all(u.c2, std::make_index_sequence<A>{});
+    }
   };
   auto accumulate = [](row_sums& u, std::size_t j, const values& v) NORMKIT_LAMBDA_ALWAYS_INLINE {
     for (std::size_t h = 0; h < 2; ++h) {
       u.p[j + h] = arch_impl::fma<Arch>(v.t[h], v.n[h], u.p[j + h]);
-      if constexpr (Centered)
+      if constexpr (Centered) {
         u.q[j + h] = arch_impl::fma<Arch>(v.y[h], v.g[h], u.q[j + h]);
+        u.c2[j + h] = arch_impl::fma<Arch>(v.c[h], v.c[h], u.c2[j + h]);
+      }
     }
   };
   // The canonical block at i (a multiple of canonical_lanes, i + canonical_lanes <= cols).
@@ -190,27 +219,45 @@ void backward_group_rows(const T* dy, const T* x, const float* gain, const float
   };
   // The columns from i (a block boundary) on, then b and a into s.
   auto finish_sums = [&](row_sums& u, const T* dyr, const T* xr, std::size_t i, row_scalars& s) {
-    for (; i + canonical_lanes <= cols; i += canonical_lanes)
-      sum_block(u, dyr, xr, i, s);
+    for (;;) {
+      for (; i + canonical_lanes <= cols; i += canonical_lanes)
+        sum_block(u, dyr, xr, i, s);
 #pragma GCC unroll 8
-    for (std::size_t j = 0; j < A; j += 2, i += W2) {
-      if (i >= cols)
-        continue;
-      values v;
-      if (i + W2 <= cols) {
-        load(dyr, xr, i, s, v);
-      } else {
-        load_partial(dyr, xr, i, cols - i, s, v);
-        const B zero(0.0f);
-        for (std::size_t h = 0; h < 2; ++h) {
-          const M keep = chunk_lanes_below<Arch, IL>(h, cols - i);
-          v.y[h] = xsimd::select(keep, v.y[h], zero);
-          v.g[h] = xsimd::select(keep, v.g[h], zero);
-          v.t[h] = xsimd::select(keep, v.t[h], zero);
-          v.n[h] = xsimd::select(keep, v.n[h], zero);
+      for (std::size_t j = 0; j < A; j += 2, i += W2) {
+        if (i >= cols)
+          continue;
+        values v;
+        if (i + W2 <= cols) {
+          load(dyr, xr, i, s, v);
+        } else {
+          load_partial(dyr, xr, i, cols - i, s, v);
+          const B zero(0.0f);
+          for (std::size_t h = 0; h < 2; ++h) {
+            const M keep = chunk_lanes_below<Arch, IL>(h, cols - i);
+            v.y[h] = xsimd::select(keep, v.y[h], zero);
+            v.g[h] = xsimd::select(keep, v.g[h], zero);
+            v.t[h] = xsimd::select(keep, v.t[h], zero);
+            v.n[h] = xsimd::select(keep, v.n[h], zero);
+            v.c[h] = xsimd::select(keep, v.c[h], zero);
+          }
+        }
+        accumulate(u, j, v);
+      }
+      if constexpr (Centered) {
+        // contract: the replay keeps its first split unless S makes it rescale (eps 0) or refine;
+        // then the row is replayed and summed again.
+        if (s.speculative) {
+          const float sum = fold<Arch, IL>(u.c2);
+          s.speculative = false;
+          if (needs_rescale<Arch>(sum, d, 0.0f) || shift_is_outlier<Arch>(s.first_m, sum, d)) {
+            replayed(s, xr);
+            zero_sums(u);
+            i = 0;
+            continue;
+          }
         }
       }
-      accumulate(u, j, v);
+      break;
     }
     s.neg_b = B(-(fold<Arch, IL>(u.p) / d));
     if constexpr (Centered)
