@@ -857,6 +857,23 @@ void normalized_value_case(const std::vector<T>& x, std::size_t cols, const std:
   }
 }
 
+// Whether the row's first split adds up to its saved mean: K = x_0, m = csum(x_i - K) / d (steps
+// written here), and K + m against the mean the reference forward saves. Such a row's SIMD
+// backward speculates on that split and must find, from the S its sums take, that the forward
+// rescaled or refined (simd/backward_rows.hpp, centring_of).
+bool first_split_is_saved_mean(const std::vector<float>& v) {
+  const float d = static_cast<float>(v.size());
+  std::vector<float> dv(v.size()), y(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    dv[i] = f32_add(v[i], -v[0]);
+  const float m = f32_div(independent_csum(dv, false), d);
+  float mean = 0.0f, rstd = 0.0f;
+  const normkit::status st = normkit::reference::layer_norm_fwd<normkit::pytorch>(
+      v.data(), static_cast<const float*>(nullptr), static_cast<const float*>(nullptr), y.data(), &mean,
+      &rstd, 1, v.size(), 1e-5f);
+  return st == status::ok && f32_add(v[0], m) == mean;
+}
+
 // Whether the forward refines the row's shift (docs/contract.md, LayerNorm), steps written here.
 bool refines(const std::vector<float>& v) {
   const float d = static_cast<float>(v.size());
@@ -889,7 +906,8 @@ TEST_P(BackwardParity, LayerNormBackwardNormalizesAsItsForward) {
     rescaled[0] = 1e30f;  // S overflows: the forward rescales, and its saved mean is not K + m
     normalized_value_case(rescaled, cols, c + " f32 rescaled", false);
     rescaled = normal_vec<float>(r, cols, 1e20f, 0.0f);
-    rescaled[0] = 0.0f;  // rescaled too, with K = 0: the saved mean may well equal K + m at scale 1
+    rescaled[0] = 0.0f;  // rescaled too, with K = 0: the saved mean equals K + m at scale 1
+    ASSERT_TRUE(first_split_is_saved_mean(rescaled)) << c;
     normalized_value_case(rescaled, cols, c + " f32 rescaled, K = 0", false);
     normalized_value_case(normal_vec<float>(r, cols, 1e17f, 3e17f), cols, c + " f32 |d| beyond 2^51");
     if (::testing::Test::HasFatalFailure())
