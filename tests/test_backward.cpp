@@ -857,16 +857,21 @@ void normalized_value_case(const std::vector<T>& x, std::size_t cols, const std:
   }
 }
 
-// Whether the row's first split adds up to its saved mean: K = x_0, m = csum(x_i - K) / d (steps
-// written here), and K + m against the mean the reference forward saves. Such a row's SIMD
+// The forward's first split of a row (docs/contract.md, LayerNorm), steps written here: K = x_0,
+// d_i = x_i - K into dv, and the returned m = csum(d_i) / d.
+float first_split_m(const std::vector<float>& v, std::vector<float>& dv) {
+  dv.resize(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    dv[i] = f32_add(v[i], -v[0]);
+  return f32_div(independent_csum(dv, false), static_cast<float>(v.size()));
+}
+
+// Whether K + m of the first split is the mean the reference forward saves. Such a row's SIMD
 // backward speculates on that split and must find, from the S its sums take, that the forward
 // rescaled or refined (simd/backward_rows.hpp, centring_of).
 bool first_split_is_saved_mean(const std::vector<float>& v) {
-  const float d = static_cast<float>(v.size());
-  std::vector<float> dv(v.size()), y(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i)
-    dv[i] = f32_add(v[i], -v[0]);
-  const float m = f32_div(independent_csum(dv, false), d);
+  std::vector<float> dv, y(v.size());
+  const float m = first_split_m(v, dv);
   float mean = 0.0f, rstd = 0.0f;
   const normkit::status st = normkit::reference::layer_norm_fwd<normkit::pytorch>(
       v.data(), static_cast<const float*>(nullptr), static_cast<const float*>(nullptr), y.data(), &mean,
@@ -874,16 +879,13 @@ bool first_split_is_saved_mean(const std::vector<float>& v) {
   return st == status::ok && f32_add(v[0], m) == mean;
 }
 
-// Whether the forward refines the row's shift (docs/contract.md, LayerNorm), steps written here.
+// Whether the forward refines the row's shift: m * m > 16 * (S / d).
 bool refines(const std::vector<float>& v) {
-  const float d = static_cast<float>(v.size());
-  std::vector<float> dv(v.size()), cv(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i)
-    dv[i] = f32_add(v[i], -v[0]);
-  const float m = f32_div(independent_csum(dv, false), d);
+  std::vector<float> dv, cv(v.size());
+  const float m = first_split_m(v, dv);
   for (std::size_t i = 0; i < v.size(); ++i)
     cv[i] = f32_add(dv[i], -m);
-  return f32_mul(m, m) > f32_mul(16.0f, f32_div(independent_csum(cv, true), d));
+  return f32_mul(m, m) > f32_mul(16.0f, f32_div(independent_csum(cv, true), static_cast<float>(v.size())));
 }
 
 TEST_P(BackwardParity, LayerNormBackwardNormalizesAsItsForward) {
