@@ -160,9 +160,11 @@ inline bool same_tensor(const operand& in, const operand& out) {
 
 // The buffer checks, for calls with non-zero sizes. in_place_of[o] names the input that output o
 // may be exactly (-1: none); any other overlap of an output with an input or another output is
-// overlapping_output (an interleaved output counts as overlapping: conservative).
+// overlapping_output (an interleaved output counts as overlapping: conservative). Inlined: as a
+// call, its operand arrays went through the stack (dispatch/run.hpp, call).
 template <std::size_t NI, std::size_t NO>
-status check_operands(const operand (&in)[NI], const operand (&out)[NO], const int (&in_place_of)[NO]) {
+NORMKIT_ALWAYS_INLINE status check_operands(const operand (&in)[NI], const operand (&out)[NO],
+                                            const int (&in_place_of)[NO]) {
   for (const operand& o : in)
     if (o.address == 0 && !o.optional)
       return status::null_pointer;
