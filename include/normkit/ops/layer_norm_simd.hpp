@@ -27,6 +27,21 @@ namespace detail {
 struct layer_norm_simd_row {
   static constexpr bool centered = true;
 
+  // contract: m = csum(d_i) / float(d), d_i = fma(f(x_i), scale, -K) (f(x_i) - K at scale 1);
+  // padding lanes add 0. The backward's replay takes its m here too (simd/backward_rows.hpp).
+  template <class Arch, bool Interleaved, class Source>
+  static float mean(const Source& x, std::size_t cols, float shift, float scale) {
+    using B = typename shape<Arch>::batch;
+    using M = xsimd::batch_bool<float, Arch>;
+    const B neg_k(-shift), sc(scale);
+    return canonical_sum<Arch, Interleaved>(x, cols,
+                                            [&](B acc, B v, const M* keep) {
+                                              const B di = arch_impl::fma<Arch>(v, sc, neg_k);
+                                              return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
+                                            }) /
+           static_cast<float>(cols);
+  }
+
   // contract: K = f(x_0); d_i = f(x_i) - K; m = csum(d_i) / float(d); c_i = d_i - m;
   // S = csum(c_i^2); padding lanes add 0. Then, in this order: the rescale when S / d + eps is not
   // finite (statistics again from K = f(x_0) * 2^-e), and one refinement when
@@ -44,13 +59,7 @@ struct layer_norm_simd_row {
     bool refined = false;
     for (bool first = true;; first = false) {
       const B neg_k(-st.shift), sc(st.scale);
-      st.mean =
-          canonical_sum<Arch, Interleaved>(x, cols,
-                                           [&](B acc, B v, const M* keep) {
-                                             const B di = arch_impl::fma<Arch>(v, sc, neg_k);
-                                             return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
-                                           }) /
-          d;
+      st.mean = mean<Arch, Interleaved>(x, cols, st.shift, st.scale);
       const B mb(st.mean);
       st.sum = canonical_sum<Arch, Interleaved>(x, cols, [&](B acc, B v, const M* keep) {
         B c = arch_impl::fma<Arch>(v, sc, neg_k) - mb;

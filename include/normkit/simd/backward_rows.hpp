@@ -151,16 +151,13 @@ void backward_group_rows(const T* dy, const T* x, const float* gain, const float
   struct row_sums {
     B p[A], q[A], c2[A];  // c2: S = csum(c_i^2) of a speculative centring
   };
-  // The centring of row r's mean pass alone: m = csum(f(x_i) - K) / d from K.
+  // The centring of row r's mean pass alone: m = csum(f(x_i) - K) / d from K, the forward's first
+  // sum at scale 1 (LayerNorm rows only).
   auto mean_from = [&](const T* xr, float shift) {
-    const plain_source<Arch, IL, T> src{xr, {}};
-    const B k(shift);
-    return canonical_sum<Arch, IL>(src, cols,
-                                   [&](B acc, B v, const M* keep) {
-                                     const B di = v - k;
-                                     return acc + (keep ? xsimd::select(*keep, di, B(0.0f)) : di);
-                                   }) /
-           d;
+    if constexpr (Centered)
+      return Row::template mean<Arch, IL>(plain_source<Arch, IL, T>{xr, {}}, cols, shift, 1.0f);
+    else
+      return 0.0f;
   };
   // contract: the forward's own centring (its statistics replayed at scale 1 and eps 0, Row::stats)
   // when the saved mean is its K + m, else K = the saved mean, m = csum(f(x_i) - K) / d.
