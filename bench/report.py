@@ -37,8 +37,8 @@ OPS = ["RmsNorm", "LayerNorm"]
 PRESETS = ["llama", "gemma", "pytorch"]
 DTYPES = ["f32", "bf16", "bf16-f32-bf16", "f16"]
 SHAPES = [(1, 4096), (64, 4096), (4096, 4096), (16384, 128), (256, 16384), (32, 5120)]
-PATHS = ["scalar", "avx2", "avx512", "avx512bf16", "neon", "naive", "eigen"]
-NORMKIT_SIMD = ["avx512bf16", "avx512", "avx2", "neon"]  # best first: the path a user of the library gets
+PATHS = ["scalar", "avx2", "avx512", "avx512bf16", "avx512fp16", "neon", "naive", "eigen"]
+NORMKIT_SIMD = ["avx512fp16", "avx512bf16", "avx512", "avx2", "neon"]  # best first: the path a user of the library gets
 COPIES = ["memcpy", "stream"]
 PATTERNS = ("Copy", "TwoPass")  # the roofs: no op, no preset
 
@@ -312,7 +312,7 @@ def plot(rows, roofs, path_png, title, preset):
     fig, axes = plt.subplots(len(ops), len(dtypes), figsize=(4.2 * len(dtypes), 3.6 * len(ops)),
                              squeeze=False, sharey=True)
     styles = {"scalar": ("tab:gray", "o"), "avx2": ("tab:blue", "s"), "avx512": ("tab:purple", "D"),
-              "avx512bf16": ("tab:brown", "P"), "neon": ("tab:green", "^"), "naive": ("tab:orange", "v"), "eigen": ("tab:red", "x")}
+              "avx512bf16": ("tab:brown", "P"), "avx512fp16": ("tab:pink", "*"), "neon": ("tab:green", "^"), "naive": ("tab:orange", "v"), "eigen": ("tab:red", "x")}
     xs = list(range(len(shapes)))
     for i, op in enumerate(ops):
         for j, dtype in enumerate(dtypes):

@@ -88,10 +88,11 @@ constexpr std::size_t gain_scan_positions[] = {5, 130, 198, 202};
 #define EXPECT_SAME_BITS(a, b, what) EXPECT_TRUE(::normkit_test::same_bits(a, b, what))
 #define ASSERT_SAME_BITS(a, b, what) ASSERT_TRUE(::normkit_test::same_bits(a, b, what))
 
-// ---- ISAs: tests take the ISA as a value parameter named scalar/avx2/avx512/avx512bf16/neon.
+// ---- ISAs: tests take the ISA as a value parameter named scalar/avx2/avx512/avx512bf16/
+// avx512fp16/neon.
 inline std::vector<normkit::isa> all_isas() {
-  return {normkit::isa::scalar, normkit::isa::avx2, normkit::isa::avx512, normkit::isa::avx512bf16,
-          normkit::isa::neon};
+  return {normkit::isa::scalar,     normkit::isa::avx2,       normkit::isa::avx512,
+          normkit::isa::avx512bf16, normkit::isa::avx512fp16, normkit::isa::neon};
 }
 
 }  // namespace normkit_test

@@ -51,6 +51,8 @@ using normkit::isa;
 #if defined(__x86_64__)
     case isa::avx512bf16:
       return cpuinfo_flag("avx512_bf16") && cpu_has(isa::avx512);
+    case isa::avx512fp16:
+      return cpuinfo_flag("avx512_fp16") && cpu_has(isa::avx512bf16);
 #endif
     default:
       return false;
@@ -76,9 +78,11 @@ isa expected_for(isa cap) {
 #else
   if (cap == isa::neon || cap == isa::scalar)
     return isa::scalar;
-  if (cap == isa::avx512bf16 && cpu_has(isa::avx512bf16))
+  if (cap == isa::avx512fp16 && cpu_has(isa::avx512fp16))
+    return isa::avx512fp16;
+  if ((cap == isa::avx512bf16 || cap == isa::avx512fp16) && cpu_has(isa::avx512bf16))
     return isa::avx512bf16;
-  if ((cap == isa::avx512 || cap == isa::avx512bf16) && cpu_has(isa::avx512))
+  if ((cap == isa::avx512 || cap == isa::avx512bf16 || cap == isa::avx512fp16) && cpu_has(isa::avx512))
     return isa::avx512;
   return cpu_has(isa::avx2) ? isa::avx2 : isa::scalar;
 #endif
@@ -88,7 +92,7 @@ isa expected_for(isa cap) {
 struct env_reading {
   bool set = false;    // non-empty
   bool known = false;  // one of the names
-  isa ceiling = isa::avx512bf16;
+  isa ceiling = isa::avx512fp16;
 };
 
 env_reading read_env() {
@@ -104,7 +108,7 @@ env_reading read_env() {
   for (char& c : lower)
     if (c >= 'A' && c <= 'Z')
       c = static_cast<char>(c - 'A' + 'a');
-  for (isa i : {isa::scalar, isa::avx2, isa::avx512, isa::avx512bf16, isa::neon})
+  for (isa i : {isa::scalar, isa::avx2, isa::avx512, isa::avx512bf16, isa::avx512fp16, isa::neon})
     if (lower == normkit::to_string(i))
       r.known = true, r.ceiling = i;
   return r;
@@ -162,7 +166,8 @@ TEST(Dispatch, SetIsaSelectsExactlyOrChangesNothing) {
   const env_reading env = read_env();
   const isa before = normkit::active_isa();
   for (isa from : {isa::scalar, before}) {
-    for (isa i : {isa::scalar, isa::avx2, isa::avx512, isa::avx512bf16, isa::neon, static_cast<isa>(42)}) {
+    for (isa i : {isa::scalar, isa::avx2, isa::avx512, isa::avx512bf16, isa::avx512fp16, isa::neon,
+                  static_cast<isa>(42)}) {
       ASSERT_EQ(normkit::set_isa(from), normkit::status::ok) << normkit::to_string(from);
       const bool runs = i == isa::scalar || (i != static_cast<isa>(42) && expected_for(i) == i);
       const bool within = i == isa::scalar || ((i == isa::neon) == (env.ceiling == isa::neon) &&
@@ -208,7 +213,7 @@ TEST(Dispatch, SwitchingBetweenCallsKeepsBits) {
   ASSERT_EQ(normkit::reference::rms_norm<normkit::llama>(x.data(), g.data(), want.data(), 4, 777, 1e-6f),
             normkit::status::ok);
   const isa before = normkit::active_isa();
-  for (isa pick : {isa::avx512bf16, isa::avx512, isa::scalar, isa::avx2, isa::neon}) {
+  for (isa pick : {isa::avx512fp16, isa::avx512bf16, isa::avx512, isa::scalar, isa::avx2, isa::neon}) {
     (void)normkit::set_isa(pick);  // an ISA that cannot be selected leaves the previous one
     ASSERT_EQ(normkit::rms_norm<normkit::llama>(x.data(), g.data(), got.data(), 4, 777, 1e-6f),
               normkit::status::ok);

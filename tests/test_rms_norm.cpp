@@ -4,6 +4,7 @@
 // single-column and subnormal rows, and batch invariance. Every test calls the public
 // normkit::rms_norm on each ISA this CPU has. Expected bits are derived here, step by step in
 // double with one explicit rounding per contract operation, never by the code under test.
+#include "fp_control.hpp"
 #include "numerics.hpp"
 #include "support.hpp"
 
@@ -12,6 +13,7 @@
 #include <cstdint>      // std::int64_t, std::uint32_t
 #include <cstdio>       // std::printf
 #include <cstdlib>      // std::llabs
+#include <memory>       // std::unique_ptr
 #include <string>       // std::string, std::to_string
 #include <type_traits>  // std::is_same
 #include <vector>       // std::vector
@@ -594,6 +596,21 @@ TEST_P(RmsNorm, RowBitsDoNotDependOnTheBatch) {
   }
 }
 
+// The reference outputs of an edge test hold enough subnormals (magnitude bits below min_normal)
+// and enough largest finite values or infinities (max_finite, and max_finite + 1: Inf).
+template <class T>
+void expect_edge_outputs(const std::vector<T>& want, unsigned min_normal, unsigned max_finite,
+                         const char* type) {
+  std::size_t subnormal = 0, top = 0;
+  for (const T& v : want) {
+    const unsigned mag = v.bits & 0x7fffu;
+    subnormal += mag != 0 && mag < min_normal;
+    top += mag == max_finite || mag == max_finite + 1;
+  }
+  EXPECT_GT(subnormal, want.size() / 64) << "the rows must produce subnormal " << type << " outputs";
+  EXPECT_GT(top, want.size() / 64) << "the rows must produce the largest " << type << " and Inf";
+}
+
 // bf16 outputs at the edges of the range, from clean rows (the fast loop and its stores): subnormal
 // products (AVX512-BF16's conversion reads a subnormal float as zero, so avx512bf16 must take the
 // integer path for them), products that round to the largest finite bf16 or overflow to Inf, and
@@ -627,14 +644,7 @@ void check_bf16_edges(std::uint32_t seed) {
   ASSERT_EQ(normkit::reference::rms_norm<Policy>(x.data(), g.data(), want.data(), rows, cols, 1e-6f),
             status::ok);
   ASSERT_EQ(normkit::rms_norm<Policy>(x.data(), g.data(), got.data(), rows, cols, 1e-6f), status::ok);
-  std::size_t subnormal = 0, top = 0;
-  for (const bf16& v : want) {
-    const unsigned mag = v.bits & 0x7fffu;
-    subnormal += mag != 0 && mag < 0x0080u;
-    top += mag == 0x7f7fu || mag == 0x7f80u;
-  }
-  EXPECT_GT(subnormal, rows * cols / 64) << "the rows must produce subnormal bf16 outputs";
-  EXPECT_GT(top, rows * cols / 64) << "the rows must produce the largest bf16 and Inf";
+  expect_edge_outputs(want, 0x0080u, 0x7f7fu, "bf16");
   EXPECT_SAME_BITS(got, want, "bf16 outputs at the edges of the range");
 }
 
@@ -644,6 +654,60 @@ TEST_P(RmsNorm, Bf16OutputsAtTheEdgesOfTheRange) {
   check_bf16_edges<normkit::pytorch, normkit::bf16>(32);
   check_bf16_edges<normkit::llama, float>(33);
   check_bf16_edges<normkit::pytorch, float>(34);
+}
+
+// All-fp16 rows at the edges of fp16's range, from clean rows: on avx512fp16 llama's output is one
+// fp16 multiply of fp16(n) by the gain (core/isa_table.hpp), so fp16(n) is made subnormal (a
+// large element beside small ones), and the products subnormal (gains of 2^-20 and below), the
+// largest finite fp16 or Inf (gains near 65504), and zeros; in IEEE mode and flushed (FTZ/DAZ do
+// not touch fp16 values: docs/fp-environment.md), against the reference's fp32 product.
+template <class Policy>
+void check_fp16_edges(std::uint32_t seed) {
+  using fp16 = normkit::fp16;
+  constexpr std::size_t rows = 6, cols = 517;  // a partial chunk at every row's end
+  rng r(seed);
+  std::vector<fp16> x(rows * cols), g(cols);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float sign = r.uniform() < 0.5f ? -1.0f : 1.0f;
+    // every 7th element large: the others' n is down to 2^-22, fp16(n) subnormal below 2^-14
+    x[i] = as<fp16>(sign * (i % 7 == 0 ? 2048.0f * (1.0f + r.uniform())
+                                       : std::ldexp(1.0f + r.uniform(), -(int(i % 13)))));
+  }
+  for (std::size_t i = 0; i < cols; ++i) {
+    const float m = 1.0f + r.uniform();
+    switch (i % 4) {
+      case 0:  // fp16 subnormal gains: subnormal products, or zero
+        g[i] = as<fp16>(std::ldexp(m, -20 - static_cast<int>(i % 5)));
+        break;
+      case 1:  // near 65504: the largest fp16, or Inf
+        g[i] = as<fp16>(65504.0f / m * (i % 8 == 1 ? 1.0f : 0.6f));
+        break;
+      case 2:
+        g[i] = as<fp16>(r.uniform() < 0.5f ? -0.0f : 0.0f);
+        break;
+      default:
+        g[i] = as<fp16>(m);
+    }
+  }
+  std::vector<fp16> want(x.size());
+  ASSERT_EQ(normkit::reference::rms_norm<Policy>(x.data(), g.data(), want.data(), rows, cols, 1e-6f),
+            status::ok);
+  expect_edge_outputs(want, 0x0400u, 0x7bffu, "fp16");
+  for (int flushed = 0; flushed < (normkit_test::have_flush_to_zero ? 2 : 1); ++flushed) {
+    std::unique_ptr<normkit_test::flush_to_zero_scope> scope;
+    if (flushed)
+      scope.reset(new normkit_test::flush_to_zero_scope);
+    std::vector<fp16> got(x.size());
+    ASSERT_EQ(normkit::rms_norm<Policy>(x.data(), g.data(), got.data(), rows, cols, 1e-6f), status::ok);
+    scope.reset();
+    EXPECT_SAME_BITS(got, want, flushed ? "fp16 edges, flushed" : "fp16 edges");
+  }
+}
+
+TEST_P(RmsNorm, Fp16OutputsAtTheEdgesOfTheRange) {
+  NORMKIT_USE_ISA(GetParam());
+  check_fp16_edges<normkit::llama>(41);
+  check_fp16_edges<normkit::pytorch>(42);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, RmsNorm, ::testing::ValuesIn(all_isas()), isa_param_name);

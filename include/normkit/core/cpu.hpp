@@ -23,6 +23,7 @@ struct cpu_caps {
   bool avx2 = false;        // AVX2 + FMA + F16C, OS saves YMM state
   bool avx512 = false;      // AVX-512 F/BW/DQ/CD/VL + the above, OS saves ZMM state
   bool avx512bf16 = false;  // AVX512-BF16 (vcvtne2ps2bf16) + the above
+  bool avx512fp16 = false;  // AVX512-FP16 (vmulph) + the above
   bool neon = false;        // AArch64 Advanced SIMD (always present)
   // AVX-512 executed as two 256-bit halves (AMD Zen 4), where the automatic choice runs fp16
   // kernels on AVX2 (dispatch/preference.hpp).
@@ -62,6 +63,7 @@ inline cpu_caps detect_cpu() {
   if (!__get_cpuid_count(7, 0, &a, &b, &cx, &d))
     return c;
   const unsigned leaf7_max_sub = a;
+  const bool fp16_arith = d & (1u << 23);  // leaf 7 sub-leaf 0, EDX bit 23: AVX512-FP16
   const bool avx2 = b & (1u << 5);
   const bool avx512 = (b & (1u << 16)) && (b & (1u << 17)) && (b & (1u << 28)) && (b & (1u << 30)) &&
                       (b & (1u << 31));  // F, DQ, CD, BW, VL
@@ -71,6 +73,7 @@ inline cpu_caps detect_cpu() {
   // Leaf 7 sub-leaf 1, EAX bit 5.
   if (c.avx512 && leaf7_max_sub >= 1 && __get_cpuid_count(7, 1, &a, &b, &cx, &d))
     c.avx512bf16 = a & (1u << 5);
+  c.avx512fp16 = c.avx512bf16 && fp16_arith;
 #elif defined(__aarch64__)
   c.neon = true;
 #endif

@@ -30,7 +30,10 @@ using narrower_type = fp16;
 // The ISA whose kernels of narrower_type the automatic choice runs in place of `chosen`'s, or
 // chosen itself.
 inline isa narrower_isa(isa chosen, const cpu_caps& caps) {
-  return (chosen == isa::avx512 || chosen == isa::avx512bf16) && caps.avx512_split ? isa::avx2 : chosen;
+  return (chosen == isa::avx512 || chosen == isa::avx512bf16 || chosen == isa::avx512fp16) &&
+                 caps.avx512_split
+             ? isa::avx2
+             : chosen;
 }
 
 // Where T sits in each type slot of an op (npos when the slot cannot hold it), and the slots'

@@ -135,6 +135,18 @@ constexpr bool hw_bf16_kernel() {
     return true;
 }
 
+// Whether a kernel gains from AVX512-FP16 (simd/rows.hpp, write_row): RMSNorm with fp16 input,
+// gains and output, rounding twice through fp16 with plain gains, where Out(f(Mid(n)) * g) is the
+// fp16 product of two fp16 values rounded once.
+template <class Op, class Knobs, class... Ts>
+constexpr bool hw_fp16_kernel() {
+  if constexpr (sizeof...(Ts) != 3 || !std::is_same<typename Op::knobs, norm_knobs>::value)
+    return false;
+  else
+    return item_is(Op::name, "rms_norm") && (std::is_same<Ts, fp16>::value && ...) &&
+           Knobs::round == rounding::twice && Knobs::gain == gain_mode::plain;
+}
+
 // Whether an op compiles only some of its kernels (Op::has_kernel<Ts...>, ops/norm_static_quant.hpp):
 // then only those types, and only under knob sets that a named preset runs, whatever the selection.
 template <class Op, class Types, class = void>
@@ -159,7 +171,12 @@ template <class Op, class Knobs, class... Ts>
 constexpr bool selected() {
   if (restricted_out<Op, Knobs, Ts...>())
     return false;
-#if defined(NORMKIT_HW_BF16) && defined(NORMKIT_ISA_TU)
+#if defined(NORMKIT_HW_FP16) && defined(NORMKIT_ISA_TU)
+  // The avx512fp16 objects hold the kernels that gain from its fp16 products; the dispatcher takes
+  // the rest from avx512bf16 (dispatch/run.hpp).
+  if (!hw_fp16_kernel<Op, Knobs, Ts...>())
+    return false;
+#elif defined(NORMKIT_HW_BF16) && defined(NORMKIT_ISA_TU)
   // The avx512bf16 objects differ from avx512's only in their bf16 stores (simd/io.hpp): they hold
   // the kernels that gain from them, and the dispatcher takes the rest from avx512 (dispatch/run.hpp).
   if (!hw_bf16_kernel<Op, typename Op::template narrows<Knobs, Ts...>, Ts...>())

@@ -9,7 +9,7 @@
 // reference, which abi.hpp warns about).
 //
 // Selection, one rule for both modes (each configuration of the library keeps its own state):
-// - NORMKIT_ISA=scalar|avx2|avx512|neon (any case, read once per process) is the operator's
+// - NORMKIT_ISA=scalar|avx2|avx512|avx512bf16|avx512fp16|neon (any case, once per process): the operator's
 //   ceiling: the process starts on the best runnable ISA not above it, so asking for an ISA the
 //   CPU lacks falls back to the best one below it and never crashes. An ISA of another platform
 //   leaves the scalar path. Any other non-empty value is ignored (no ceiling), reported once on

@@ -239,6 +239,26 @@ void fp16_store2(std::uint16_t* p, xsimd::batch<float, Arch> a, xsimd::batch<flo
   }
 }
 
+#if defined(NORMKIT_HW_FP16)
+// AVX512-FP16 (the avx512fp16 ISA only: core/isa_table.hpp). fp16(a), fp16(b) (RNE, as
+// fp16_store2), times 2 * width fp16 gains at g, rounded once by vmulph {rn-sae}, one store. The
+// product of two fp16 values is exact in fp32, so this is the fp32 product narrowed to fp16: the
+// same bits as round_through, the multiply and fp16_store2, for any finite a, b and g, subnormals
+// included (vmulph honours neither FTZ nor DAZ) -- 5 vector instructions per 32 values where the
+// fp32 route takes 11.
+template <class Arch, bool Stream = false>
+void fp16_mid_product_store2(std::uint16_t* p, xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b,
+                             const std::uint16_t* g) {
+  static_assert(is_avx512<Arch>, "AVX512-FP16 is an AVX-512 extension");
+  constexpr int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  const __m512i mid =
+      _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtps_ph(a, rne)), _mm512_cvtps_ph(b, rne), 1);
+  const __m512h y =
+      _mm512_mul_round_ph(_mm512_castsi512_ph(mid), _mm512_castsi512_ph(_mm512_loadu_si512(g)), rne);
+  store_words<Arch, Stream>(p, _mm512_castph_si512(y));
+}
+#endif
+
 // Fused multiply-add (vfmadd). xsimd 8.1 has no AVX-512 fma kernel: its generic fallback is
 // x * y + z, rounded twice, which g++ fuses back only when it optimizes (-O2, whose default for
 // C++ is -ffp-contract=fast); clang, g++ -O1 and -ffp-contract=off gave other bits.

@@ -378,7 +378,30 @@ struct store_sink {
   void fill_nan(std::size_t cols) { detail::fill_nan<Arch>(y, cols); }
   void merge(const store_sink&) {}
   void finish() {}
+#if defined(NORMKIT_HW_FP16)
+  // A whole chunk's fp16(n) times its fp16 gains g, rounded once (write_row, fp16_products).
+  static constexpr bool stores_fp16_products = true;
+  template <bool Stream>
+  NORMKIT_ALWAYS_INLINE void store_fp16_products(std::size_t i, B a, B b, const fp16* g) {
+    arch_impl::fp16_mid_product_store2<Arch, Stream>(reinterpret_cast<std::uint16_t*>(y + i), a, b,
+                                                     reinterpret_cast<const std::uint16_t*>(g));
+  }
+#endif
 };
+
+// Whether write_row's clean rows take Out(f(Mid(n)) * g) as one fp16 multiply (avx512fp16:
+// core/isa_table.hpp): RMSNorm rows rounding twice through fp16 into fp16, with plain fp16 gains,
+// into a sink that stores fp16 products. The fp32 product of two fp16 values is exact, so rounding
+// it to fp16 is rounding their exact product once, which vmulph {rn-sae} does (simd/arch_x86.hpp).
+template <class Sink, class = void>
+struct stores_fp16_products : std::false_type {};
+template <class Sink>
+struct stores_fp16_products<Sink, std::void_t<decltype(Sink::stores_fp16_products)>> : std::true_type {};
+template <class Knobs, class Mid, class W, class Sink, bool Centered>
+constexpr bool fp16_products =
+    stores_fp16_products<Sink>::value && !Centered && !Sink::interleaved && Knobs::round == rounding::twice &&
+    Knobs::gain == gain_mode::plain && std::is_same<Mid, fp16>::value && std::is_same<W, fp16>::value &&
+    std::is_same<typename Sink::out_type, fp16>::value;
 
 // contract: n_i = c_i * inv (or / sqrt); y_i = Out(f(Mid(n_i)) or n_i times g_i, plus b_i by fma);
 // no bias: Out(n_i * g_i), a plain product; NaN outputs are the canonical quiet NaN. A null gamma
@@ -456,6 +479,14 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
       ra = compute(xa, ga, ba);
       rb = compute(xb, gb, bb);
     };
+    // A whole chunk of a clean row straight to the sink, as fp16 products (fp16_products). s is
+    // generic so that clang looks the member up only in the sinks that are asked for it.
+    auto full_fp16 = [=](std::size_t i, auto& s, auto stream) NORMKIT_LAMBDA_ALWAYS_INLINE {
+      B xa, xb;
+      row.load(i, xa, xb);
+      s.template store_fp16_products<decltype(stream)::value>(i, normalized<Knobs, Ops>(xa, f),
+                                                              normalized<Knobs, Ops>(xb, f), gp + i * g_step);
+    };
     auto partial = [&](std::size_t i, std::size_t n) {
       B xa, xb, ga, gb, ba(0.0f), bb(0.0f);
       row.load_partial(i, n, xa, xb);
@@ -471,26 +502,36 @@ NORMKIT_ALWAYS_INLINE void write_row(const Source& src, const W* gamma, const W*
     const std::size_t head = mode.peel ? min_of(end, elements_to_line(yo.address(0), sizeof(Out))) : 0;
     for (std::size_t k; i < head; i += k)
       partial(i, k = min_of(W2, head - i));
+    constexpr bool Products = Fast && fp16_products<Knobs, Mid, W, Sink, Centered>;
     if constexpr (Fast && !Check && Sink::can_stream) {
       if (mode.stream) {  // whole lines streamed
 #pragma GCC unroll 2
         for (; i + W2 <= end; i += W2) {
-          B ra, rb;
-          full(i, ra, rb, seen);
-          row.prefetch_next(i);
-          yo.template store<true, true>(i, ra, rb);
+          if constexpr (Products) {
+            full_fp16(i, yo, std::true_type{});
+            row.prefetch_next(i);
+          } else {
+            B ra, rb;
+            full(i, ra, rb, seen);
+            row.prefetch_next(i);
+            yo.template store<true, true>(i, ra, rb);
+          }
         }
       }
     }
 #pragma GCC unroll 2
     for (; i + W2 <= end; i += W2) {
-      B ra, rb;
-      full(i, ra, rb, seen);
-      if constexpr (Fast && Sink::prefetches_far_rows) {
-        if (prefetch)
-          row.prefetch_next(i);
+      if constexpr (Products) {
+        full_fp16(i, yo, std::false_type{});
+      } else {
+        B ra, rb;
+        full(i, ra, rb, seen);
+        if constexpr (Fast && Sink::prefetches_far_rows) {
+          if (prefetch)
+            row.prefetch_next(i);
+        }
+        yo.template store<Fast, false>(i, ra, rb);
       }
-      yo.template store<Fast, false>(i, ra, rb);
     }
     if (i < end)
       partial(i, end - i);

@@ -32,8 +32,8 @@ int main() {
       ++failures;
     }
   };
-  for (normkit::isa i :
-       {normkit::isa::avx2, normkit::isa::avx512, normkit::isa::avx512bf16, normkit::isa::neon}) {
+  for (normkit::isa i : {normkit::isa::avx2, normkit::isa::avx512, normkit::isa::avx512bf16,
+                         normkit::isa::avx512fp16, normkit::isa::neon}) {
     if (normkit::set_isa(i) != normkit::status::ok)
       continue;
     const nd::kernel_table* t = normkit::impl::active_table();
