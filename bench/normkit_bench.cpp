@@ -23,7 +23,7 @@
 // bench/report.py turns the JSON output into the table and plot (bench/README.md).
 #include <benchmark/benchmark.h>
 
-#include <algorithm>    // std::max
+#include <algorithm>    // std::max, std::find
 #include <atomic>       // std::atomic
 #include <cmath>        // std::fabs
 #include <cstddef>      // std::size_t
@@ -550,13 +550,8 @@ template <class Op, class In, class W, class Out>
 std::vector<path> paths_for(const std::vector<path>& paths) {
   std::vector<path> v = paths;
   if (fp16_path_runs && std::string(bench_op<Op>::name) == "RmsNorm" && std::is_same<In, fp16>::value &&
-      std::is_same<W, fp16>::value && std::is_same<Out, fp16>::value) {
-    std::size_t at = 0;  // after the last ISA path: best_isa then picks it
-    for (std::size_t k = 0; k < v.size(); ++k)
-      if (is_isa(v[k]))
-        at = k + 1;
-    v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), path::avx512fp16);
-  }
+      std::is_same<W, fp16>::value && std::is_same<Out, fp16>::value)
+    v.insert(std::find(v.begin(), v.end(), path::naive), path::avx512fp16);  // the last ISA path: best_isa
   return v;
 }
 

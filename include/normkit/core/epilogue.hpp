@@ -6,7 +6,8 @@
 
 #include "fp_precise_begin.hpp"  // clang: IEEE semantics for this header
 
-#include <cstddef>  // std::size_t
+#include <cstddef>      // std::size_t
+#include <type_traits>  // std::is_same
 
 #include "abi.hpp"
 #include "math.hpp"
@@ -50,6 +51,15 @@ V affine(V n, V g, V b) {
   else
     return m * g;
 }
+
+// Whether a bias-free affine's Out(f(Mid(n)) * g) is the product of two fp16 values rounded once
+// to fp16: rounding twice through fp16, plain fp16 gains, fp16 output. The fp32 product of two fp16
+// values is exact, so one fp16 multiply (AVX512-FP16's vmulph) gives its bits (simd/rows.hpp,
+// write_row; dispatch/selection.hpp, hw_fp16_kernel).
+template <class Knobs, class Mid, class W, class Out>
+constexpr bool fp16_product_epilogue = Knobs::round == rounding::twice&& Knobs::gain ==
+                                       gain_mode::plain&& std::is_same<Mid, fp16>::value&&
+                                           std::is_same<W, fp16>::value&& std::is_same<Out, fp16>::value;
 
 // contract: ms = s / float(d); inv = 1.0f / sqrt(ms + eps)   (or the root itself for divide).
 // Over V = float in the reference; the kernels put one row per lane and get several rows'

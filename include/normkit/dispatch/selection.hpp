@@ -135,16 +135,19 @@ constexpr bool hw_bf16_kernel() {
     return true;
 }
 
-// Whether a kernel gains from AVX512-FP16 (simd/rows.hpp, write_row): RMSNorm with fp16 input,
-// gains and output, rounding twice through fp16 with plain gains, where Out(f(Mid(n)) * g) is the
-// fp16 product of two fp16 values rounded once.
+// Whether a kernel gains from AVX512-FP16 (simd/rows.hpp, write_row): RMSNorm with fp16 input
+// whose epilogue is one fp16 product (core/epilogue.hpp, fp16_product_epilogue).
 template <class Op, class Knobs, class... Ts>
 constexpr bool hw_fp16_kernel() {
-  if constexpr (sizeof...(Ts) != 3 || !std::is_same<typename Op::knobs, norm_knobs>::value)
+  if constexpr (sizeof...(Ts) != 3 || !std::is_same<typename Op::knobs, norm_knobs>::value) {
     return false;
-  else
-    return item_is(Op::name, "rms_norm") && (std::is_same<Ts, fp16>::value && ...) &&
-           Knobs::round == rounding::twice && Knobs::gain == gain_mode::plain;
+  } else {
+    using In = type_at_t<0, type_list<Ts...>>;
+    using W = type_at_t<1, type_list<Ts...>>;
+    using Out = type_at_t<2, type_list<Ts...>>;
+    return item_is(Op::name, "rms_norm") && std::is_same<In, fp16>::value &&
+           fp16_product_epilogue<Knobs, mid_of<Knobs, In, W>, W, Out>;
+  }
 }
 
 // Whether an op compiles only some of its kernels (Op::has_kernel<Ts...>, ops/norm_static_quant.hpp):

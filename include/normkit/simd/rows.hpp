@@ -390,18 +390,15 @@ struct store_sink {
 };
 
 // Whether write_row's clean rows take Out(f(Mid(n)) * g) as one fp16 multiply (avx512fp16:
-// core/isa_table.hpp): RMSNorm rows rounding twice through fp16 into fp16, with plain fp16 gains,
-// into a sink that stores fp16 products. The fp32 product of two fp16 values is exact, so rounding
-// it to fp16 is rounding their exact product once, which vmulph {rn-sae} does (simd/arch_x86.hpp).
+// core/isa_table.hpp): uncentred rows whose epilogue is that product (fp16_product_epilogue), into
+// a sink that stores fp16 products (simd/arch_x86.hpp, fp16_mid_product_store2).
 template <class Sink, class = void>
 struct stores_fp16_products : std::false_type {};
 template <class Sink>
 struct stores_fp16_products<Sink, std::void_t<decltype(Sink::stores_fp16_products)>> : std::true_type {};
 template <class Knobs, class Mid, class W, class Sink, bool Centered>
-constexpr bool fp16_products =
-    stores_fp16_products<Sink>::value && !Centered && !Sink::interleaved && Knobs::round == rounding::twice &&
-    Knobs::gain == gain_mode::plain && std::is_same<Mid, fp16>::value && std::is_same<W, fp16>::value &&
-    std::is_same<typename Sink::out_type, fp16>::value;
+constexpr bool fp16_products = stores_fp16_products<Sink>::value && !Centered && !Sink::interleaved &&
+                               fp16_product_epilogue<Knobs, Mid, W, typename Sink::out_type>;
 
 // contract: n_i = c_i * inv (or / sqrt); y_i = Out(f(Mid(n_i)) or n_i times g_i, plus b_i by fma);
 // no bias: Out(n_i * g_i), a plain product; NaN outputs are the canonical quiet NaN. A null gamma
